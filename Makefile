@@ -1,0 +1,46 @@
+# ridge front door. `make run` and `make test` work on a fresh machine.
+BUILD ?= build
+BUILD_ASAN ?= build-asan
+JOBS ?= $(shell nproc)
+PROMPT ?= The capital of France is
+PYTHON ?= python3
+RIDGE_ARGS ?=
+
+.PHONY: all deps build model run test test-unit test-asan fuzz clean
+
+all: build
+
+deps:
+	@tools/setup_deps.sh
+
+$(BUILD)/build.ninja:
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+model:
+	@$(PYTHON) tools/fetch_model.py >/dev/null
+
+# The main job: build, fetch the default model, generate.
+run: build model
+	$(BUILD)/ridge run -p "$(PROMPT)" $(RIDGE_ARGS)
+
+# Everything: unit tests, sanitizer build of the unit tests, conformance against llama.cpp.
+test: build model
+	@tools/setup_test_deps.sh
+	$(MAKE) test-asan
+	cd $(BUILD) && ctest --output-on-failure -j 2
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
+
+$(BUILD_ASAN)/build.ninja:
+	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_SANITIZE=ON -DRIDGE_CONFORMANCE=OFF
+
+test-asan: deps $(BUILD_ASAN)/build.ninja
+	cmake --build $(BUILD_ASAN) -j $(JOBS) --target ridge_tests ridge
+	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
+
+clean:
+	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz

@@ -1,0 +1,11 @@
+#pragma once
+// Each subcommand lives in its own file and registers itself on the top-level app.
+#include <CLI/CLI.hpp>
+
+namespace ridge::cli {
+
+void add_info_command(CLI::App& app);
+void add_tokenize_command(CLI::App& app);
+void add_run_command(CLI::App& app);
+
+}  // namespace ridge::cli

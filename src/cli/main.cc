@@ -1,0 +1,26 @@
+// ridge: an LLM inference engine. One executable, one subcommand per job.
+#include <cstdio>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"ridge: LLM inference engine (GGUF/safetensors, CPU kernels, paged KV, OpenAI server)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "ridge 0.1.0");
+  // ridge::cli::add_run_command(app);
+  ridge::cli::add_info_command(app);
+  // ridge::cli::add_tokenize_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const ridge::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 2;
+  }
+  return 0;
+}
