@@ -5,6 +5,7 @@
 namespace ridge::cli {
 
 void add_info_command(CLI::App& app);
+void add_dequant_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_chat_template_command(CLI::App& app);

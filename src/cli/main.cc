@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ridge 0.1.0");
   // ridge::cli::add_run_command(app);
   ridge::cli::add_info_command(app);
+  ridge::cli::add_dequant_command(app);
   ridge::cli::add_chat_template_command(app);
   // ridge::cli::add_tokenize_command(app);
   try {
