@@ -3,6 +3,10 @@
 # oracle, the gguf package as the dequantization reference. Never needed at run time.
 set -euo pipefail
 PY=${PYTHON:-python3}
+# A portable AVX2 build of llama.cpp: its AMX path (picked by a native build on Sapphire Rapids)
+# crashes in llama_decode on these virtual machines, and AVX2 is the path most users run.
+LLAMA_CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF \
+  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF"
 need=()
 $PY -c "import llama_cpp" 2>/dev/null || need+=("llama-cpp-python==0.3.36")
 $PY -c "import gguf" 2>/dev/null || need+=("gguf==0.19.0")
@@ -10,6 +14,6 @@ $PY -c "import numpy" 2>/dev/null || need+=("numpy")
 $PY -c "import pytest" 2>/dev/null || need+=("pytest")
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing test dependencies: ${need[*]} (llama-cpp-python builds llama.cpp from source: several minutes)" >&2
-  CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF}" \
+  CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \
     $PY -m pip install --disable-pip-version-check -q "${need[@]}"
 fi

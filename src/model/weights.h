@@ -37,6 +37,7 @@ struct ModelWeights {
   WeightRef token_embd;   // (n_vocab, n_embd)
   WeightRef output_norm;  // (n_embd)
   WeightRef output;       // (n_vocab, n_embd); == token_embd when tied
+  WeightRef rope_freqs;   // optional (rope_dim / 2) per-pair frequency divisors (Llama 3 scaling in GGUF)
   std::vector<LayerWeights> layers;
 };
 

@@ -1,0 +1,68 @@
+// ridge logits: next-token logits at every position of a token sequence (for conformance
+// checks against other engines and for perplexity-style evaluation).
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "model/llama.h"
+#include "model/model_loader.h"
+#include "model/model_store.h"
+
+namespace ridge::cli {
+namespace {
+
+std::vector<int32_t> parse_ids(const std::string& csv) {
+  std::vector<int32_t> ids;
+  std::stringstream in(csv);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    try {
+      ids.push_back(int32_t(std::stol(item)));
+    } catch (const std::exception&) {
+      fail("'{}' is not a token id", item);
+    }
+  }
+  return ids;
+}
+
+struct LogitsOptions {
+  std::string model = "default";
+  std::string tokens;
+  std::string out;
+  int64_t batch = 0;
+};
+
+void run_logits(const LogitsOptions& o) {
+  const auto ids = parse_ids(o.tokens);
+  if (ids.empty()) fail("--tokens is empty");
+  const Model model = load_model(resolve_model_path(o.model));
+  LlamaForward forward(model);
+  KvCache cache = forward.make_cache(int64_t(ids.size()));
+  const int64_t n_vocab = model.spec.n_vocab;
+  const int64_t batch = o.batch > 0 ? o.batch : int64_t(ids.size());
+  std::ofstream out(o.out, std::ios::binary);
+  if (!out) fail("cannot write '{}'", o.out);
+  std::vector<float> logits;
+  for (size_t start = 0; start < ids.size(); start += size_t(batch)) {
+    const size_t count = std::min(ids.size() - start, size_t(batch));
+    forward.forward(std::span(ids).subspan(start, count), cache, /*all_logits=*/true, logits);
+    out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(count * size_t(n_vocab) * sizeof(float)));
+  }
+  std::printf("wrote %zu x %lld logits to %s\n", ids.size(), (long long)n_vocab, o.out.c_str());
+}
+
+}  // namespace
+
+void add_logits_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logits", "Write the logits at every position of a token sequence (f32, row-major)");
+  auto o = std::make_shared<LogitsOptions>();
+  cmd->add_option("-m,--model", o->model, "GGUF file, or 'default'");
+  cmd->add_option("--tokens", o->tokens, "comma-separated token ids")->required();
+  cmd->add_option("-o,--out", o->out, "output file: (n_tokens, n_vocab) little-endian f32")->required();
+  cmd->add_option("--batch", o->batch, "tokens per forward pass (default: all at once)");
+  cmd->callback([o] { run_logits(*o); });
+}
+
+}  // namespace ridge::cli

@@ -1,0 +1,22 @@
+#pragma once
+// Reference matmul against a weight in its stored format: y = x · Wᵀ.
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace ridge::ref {
+
+// A row-major weight matrix in any dequantizable type: `rows` output features,
+// each a contiguous row of `cols` inputs (a multiple of the type's block size).
+struct WeightMatrix {
+  DType type;
+  const void* data;
+  int64_t rows;
+  int64_t cols;
+};
+
+// x: (n_tokens, w.cols) f32, y: (n_tokens, w.rows) f32.
+// Each weight row is dequantized once and used for every token, so a prefill batch reads the weights once.
+void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
+
+}  // namespace ridge::ref

@@ -1,0 +1,43 @@
+#pragma once
+// The Llama-family forward pass (llama, mistral, qwen2): a plain loop over layers calling named kernels.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kv/kv_cache.h"
+#include "model/weights.h"
+
+namespace ridge {
+
+class LlamaForward {
+ public:
+  explicit LlamaForward(const Model& model);
+
+  const ModelSpec& spec() const { return model_.spec; }
+  KvCache make_cache(int64_t n_ctx) const;
+
+  // Run `tokens` at positions cache.size() .. cache.size() + n - 1, appending their K/V to `cache`.
+  // logits becomes (n_tokens, n_vocab) when all_logits, else (1, n_vocab) for the last token.
+  // Error when the tokens do not fit the cache's context or an id is outside the vocabulary.
+  void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits);
+
+ private:
+  void attention_block(const LayerWeights& layer, int64_t layer_index, KvCache& cache, int64_t n_tokens);
+  void ffn_block(const LayerWeights& layer, int64_t n_tokens);
+
+  const Model& model_;
+  std::vector<float> inv_freq_;  // (rope_dim / 2)
+  // Activations for the current batch of tokens.
+  std::vector<float> x_;       // (n_tokens, n_embd) residual stream
+  std::vector<float> xn_;      // (n_tokens, n_embd) normalised input of a block
+  std::vector<float> q_;       // (n_tokens, q_dim)
+  std::vector<float> k_;       // (n_tokens, kv_dim)
+  std::vector<float> v_;       // (n_tokens, kv_dim)
+  std::vector<float> attn_;    // (n_tokens, q_dim)
+  std::vector<float> proj_;    // (n_tokens, n_embd)
+  std::vector<float> gate_;    // (n_tokens, n_ff)
+  std::vector<float> up_;      // (n_tokens, n_ff)
+  std::vector<int32_t> positions_;  // (n_tokens)
+};
+
+}  // namespace ridge
