@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
   ridge::cli::add_info_command(app);
   ridge::cli::add_dequant_command(app);
   ridge::cli::add_chat_template_command(app);
+  ridge::cli::add_logits_command(app);
   ridge::cli::add_tokenize_command(app);
   try {
     app.parse(argc, argv);
