@@ -12,6 +12,10 @@ constexpr uint32_t kMagic = 0x46554747;  // "GGUF" little-endian
 constexpr int kMaxDims = 4;
 constexpr int kMaxArrayDepth = 4;
 constexpr uint64_t kMaxStringBytes = uint64_t(1) << 30;
+// Each array item becomes a Value of ~48 bytes; the largest real arrays (vocabularies, merges)
+// hold well under a million items, so this only stops a file from costing gigabytes of memory.
+constexpr uint64_t kMaxArrayItems = uint64_t(1) << 24;
+constexpr uint64_t kMaxAlignment = uint64_t(1) << 20;
 
 // Reads little-endian values from a span; every read is bounds-checked.
 class Reader {
@@ -23,7 +27,8 @@ class Reader {
 
   template <typename T>
   T read(const char* what) {
-    if (remaining() < sizeof(T)) fail("truncated file: {} needs {} bytes at offset {}, only {} left", what, sizeof(T), pos_, remaining());
+    if (remaining() < sizeof(T))
+      fail("truncated file: {} needs {} bytes at offset {}, only {} left", what, sizeof(T), pos_, remaining());
     T value;
     std::memcpy(&value, bytes_.data() + pos_, sizeof(T));
     pos_ += sizeof(T);
@@ -32,8 +37,9 @@ class Reader {
 
   std::string read_string(const char* what) {
     const uint64_t length = read<uint64_t>(what);
-    if (length > remaining() || length > kMaxStringBytes)
-      fail("corrupt file: {} claims {} bytes at offset {}, only {} left", what, length, pos_, remaining());
+    if (length > kMaxStringBytes) fail("corrupt file: {} at offset {} claims {} bytes (limit {})", what, pos_, length, kMaxStringBytes);
+    if (length > remaining())
+      fail("truncated or corrupt file: {} at offset {} claims {} bytes, only {} left", what, pos_, length, remaining());
     std::string s(reinterpret_cast<const char*>(bytes_.data() + pos_), length);
     pos_ += length;
     return s;
@@ -87,8 +93,10 @@ Value read_value(Reader& in, ValueType type, const std::string& key, int depth) 
       if (depth >= kMaxArrayDepth) fail("corrupt file: metadata '{}' nests arrays deeper than {}", key, kMaxArrayDepth);
       v.array_type = read_value_type(in, key);
       const uint64_t count = in.read<uint64_t>("array length");
+      if (count > kMaxArrayItems) fail("corrupt file: metadata '{}' claims {} array items (limit {})", key, count, kMaxArrayItems);
       if (count > in.remaining() / min_encoded_size(v.array_type))
-        fail("corrupt file: metadata '{}' claims {} array items, more than the {} bytes left can hold", key, count, in.remaining());
+        fail("truncated or corrupt file: metadata '{}' claims {} array items, more than the {} bytes left can hold", key, count,
+             in.remaining());
       std::vector<Value> items;
       items.reserve(count);
       for (uint64_t i = 0; i < count; ++i) items.push_back(read_value(in, v.array_type, key, depth + 1));
@@ -100,7 +108,7 @@ Value read_value(Reader& in, ValueType type, const std::string& key, int depth) 
 }
 
 int64_t checked_mul(int64_t a, int64_t b, const std::string& tensor) {
-  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) fail("corrupt file: tensor '{}' element count overflows", tensor);
+  if (a != 0 && b > std::numeric_limits<int64_t>::max() / a) fail("corrupt file: tensor '{}' size overflows 64 bits", tensor);
   return a * b;
 }
 
@@ -188,16 +196,20 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
   Reader in(bytes);
 
   const uint32_t magic = in.read<uint32_t>("magic");
-  if (magic != kMagic) fail("not a GGUF file: bad magic 0x{:08x}", magic);
+  if (magic != kMagic) fail("not a GGUF file: bad magic 0x{:08x} (expected \"GGUF\")", magic);
   file.version_ = in.read<uint32_t>("version");
   if (file.version_ == 1) fail("GGUF version 1 is not supported (convert the file to v3)");
-  if (file.version_ != 2 && file.version_ != 3) fail("unsupported GGUF version {}", file.version_);
+  if (file.version_ == 0x02000000 || file.version_ == 0x03000000)
+    fail("unsupported GGUF file: big-endian (version bytes {:08x}); ridge reads little-endian files", file.version_);
+  if (file.version_ != 2 && file.version_ != 3) fail("unsupported GGUF version {} (ridge reads 2 and 3)", file.version_);
 
   const uint64_t n_tensors = in.read<uint64_t>("tensor count");
   const uint64_t n_kv = in.read<uint64_t>("metadata count");
   // A key-value pair takes at least 8 (key length) + 4 (type) + 1 bytes; a tensor entry at least 8 + 4 + 4 + 8.
-  if (n_kv > in.remaining() / 13) fail("corrupt file: metadata count {} is larger than the file can hold", n_kv);
-  if (n_tensors > in.remaining() / 24) fail("corrupt file: tensor count {} is larger than the file can hold", n_tensors);
+  if (n_kv > in.remaining() / 13)
+    fail("truncated or corrupt file: metadata count {} is larger than the {} bytes left can hold", n_kv, in.remaining());
+  if (n_tensors > in.remaining() / 24)
+    fail("truncated or corrupt file: tensor count {} is larger than the {} bytes left can hold", n_tensors, in.remaining());
 
   for (uint64_t i = 0; i < n_kv; ++i) {
     std::string key = in.read_string("metadata key");
@@ -209,10 +221,12 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
   }
 
   if (const Value* a = file.find("general.alignment")) {
-    const int64_t alignment = a->as_int("general.alignment");
-    if (alignment <= 0 || (alignment & (alignment - 1)) != 0 || alignment > (1 << 20))
-      fail("corrupt file: general.alignment {} is not a power of two", alignment);
-    file.alignment_ = uint64_t(alignment);
+    if (!a->is_integer()) fail("corrupt file: general.alignment is {}, expected an integer", value_type_name(a->type));
+    const auto* as_signed = std::get_if<int64_t>(&a->data);
+    const uint64_t alignment = as_signed ? uint64_t(*as_signed) : std::get<uint64_t>(a->data);
+    if ((as_signed && *as_signed <= 0) || alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxAlignment)
+      fail("corrupt file: general.alignment {} is not a power of two up to {}", a->to_display_string(), kMaxAlignment);
+    file.alignment_ = alignment;
   }
 
   file.tensors_.reserve(n_tensors);
@@ -225,13 +239,13 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
     for (uint32_t d = 0; d < n_dims; ++d) {
       const uint64_t extent = in.read<uint64_t>("tensor dimension");
       if (extent == 0 || extent > uint64_t(std::numeric_limits<int64_t>::max()))
-        fail("corrupt file: tensor '{}' dimension {} is {}", t.name, d, extent);
+        fail("corrupt file: tensor '{}' dimension {} is {} (must be at least 1)", t.name, d, int64_t(extent));
       t.shape.push_back(int64_t(extent));
       t.n_elements = checked_mul(t.n_elements, int64_t(extent), t.name);
     }
     const uint32_t raw_type = in.read<uint32_t>("tensor type");
     const auto info = dtype_info(raw_type);
-    if (!info) fail("tensor '{}' has unknown type id {}", t.name, raw_type);
+    if (!info) fail("unsupported or corrupt file: tensor '{}' has unknown type id {}", t.name, raw_type);
     t.type = info->type;
     if (t.shape[0] % info->block_size != 0)
       fail("corrupt file: tensor '{}' row of {} elements is not a multiple of the {} block size {}", t.name, t.shape[0], info->name, info->block_size);
@@ -251,8 +265,8 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
   const uint64_t data_size = bytes.size() > file.data_offset_ ? bytes.size() - file.data_offset_ : 0;
   for (auto& t : file.tensors_) {
     if (t.offset > data_size || uint64_t(t.n_bytes) > data_size - t.offset)
-      fail("truncated file: tensor '{}' needs bytes [{}, {}) of the data section, which has {}", t.name, t.offset,
-           t.offset + uint64_t(t.n_bytes), data_size);
+      fail("truncated or corrupt file: tensor '{}' needs {} bytes at offset {} of the data section, which has {} bytes", t.name,
+           t.n_bytes, t.offset, data_size);
     t.data = bytes.data() + file.data_offset_ + t.offset;
   }
   return file;
