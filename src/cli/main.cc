@@ -8,7 +8,7 @@ int main(int argc, char** argv) {
   CLI::App app{"ridge: LLM inference engine (GGUF/safetensors, CPU kernels, paged KV, OpenAI server)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ridge 0.1.0");
-  // ridge::cli::add_run_command(app);
+  ridge::cli::add_run_command(app);
   ridge::cli::add_info_command(app);
   ridge::cli::add_dequant_command(app);
   ridge::cli::add_chat_template_command(app);

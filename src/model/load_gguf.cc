@@ -13,7 +13,7 @@ constexpr std::array kArchitectures = {"llama", "mistral", "qwen2"};
 
 // Keeps the mapped file alive, plus f32 copies of small vectors (norms, biases) stored in other types.
 struct GgufStorage {
-  gguf::GgufFile file;
+  std::shared_ptr<const gguf::GgufFile> file;
   std::vector<std::vector<float>> f32_copies;
 };
 
@@ -23,7 +23,7 @@ class WeightBinder {
 
   // A matrix of `rows` x `cols`, kept in its file type (dequantized inside the matmul).
   WeightRef matrix(const std::string& name, int64_t rows, int64_t cols, bool required = true) {
-    const gguf::TensorInfo* t = storage_.file.find_tensor(name);
+    const gguf::TensorInfo* t = storage_.file->find_tensor(name);
     if (!t) {
       if (required) fail("missing tensor '{}'", name);
       return {};
@@ -95,10 +95,19 @@ ModelSpec model_spec_from_gguf(const gguf::GgufFile& file) {
 }
 
 Model load_gguf_model(const std::string& path) {
-  auto storage = std::make_shared<GgufStorage>(GgufStorage{gguf::GgufFile::open(path), {}});
-  Model model;
+  auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   try {
-    model.spec = model_spec_from_gguf(storage->file);
+    return load_gguf_model(std::move(file));
+  } catch (const Error& e) {
+    fail("{}: {}", path, e.what());
+  }
+}
+
+Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
+  auto storage = std::make_shared<GgufStorage>(GgufStorage{std::move(file), {}});
+  Model model;
+  {
+    model.spec = model_spec_from_gguf(*storage->file);
     const ModelSpec& s = model.spec;
     WeightBinder bind(*storage);
     auto& w = model.weights;
@@ -123,8 +132,6 @@ Model load_gguf_model(const std::string& path) {
       l.w_up = bind.matrix(p + "ffn_up.weight", s.n_ff, s.n_embd);
       l.w_down = bind.matrix(p + "ffn_down.weight", s.n_embd, s.n_ff);
     }
-  } catch (const Error& e) {
-    fail("{}: {}", path, e.what());
   }
   model.storage = storage;
   return model;

@@ -1,4 +1,5 @@
 #pragma once
+#include <memory>
 #include <string>
 
 #include "model/gguf/gguf_file.h"
@@ -10,8 +11,9 @@ namespace ridge {
 // architecture is not one ridge runs or a required key is missing.
 ModelSpec model_spec_from_gguf(const gguf::GgufFile& file);
 
-// Memory-map a GGUF file and bind its tensors to the Llama-family weight layout.
-// Every tensor's shape and type is checked against the spec; matrices stay in the file.
+// Bind a GGUF file's tensors to the Llama-family weight layout. Every tensor's shape and type
+// is checked against the spec; matrices stay in the memory map, which the Model keeps alive.
+Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file);
 Model load_gguf_model(const std::string& path);
 
 }  // namespace ridge

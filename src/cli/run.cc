@@ -1,0 +1,132 @@
+// ridge run: generate text for a prompt or a chat message, streaming it to stdout,
+// then report prompt/generated token counts and prefill/decode speed on stderr.
+#include <omp.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "core/error.h"
+#include "engine/generator.h"
+#include "model/gguf/gguf_file.h"
+#include "model/load_gguf.h"
+#include "model/model_store.h"
+#include "tokenizer/chat_template.h"
+
+namespace ridge::cli {
+namespace {
+
+struct RunOptions {
+  std::string model = "default";
+  std::string prompt;
+  std::string prompt_file;
+  bool chat = false;
+  std::string system;
+  std::string chat_template;
+  int64_t n_ctx = 4096;
+  int threads = 0;
+  bool show_logprobs = false;
+  bool no_stats = false;
+  GenerationRequest request;
+};
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot read prompt file '{}'", path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string build_prompt_text(const RunOptions& o, const gguf::GgufFile& file) {
+  std::string text = o.prompt_file.empty() ? o.prompt : read_file(o.prompt_file);
+  if (!o.chat) return text;
+  const ChatTemplate tmpl = select_chat_template(file.get_string("tokenizer.chat_template"), o.chat_template);
+  std::vector<ChatMessage> messages;
+  if (!o.system.empty()) messages.push_back({"system", o.system});
+  messages.push_back({"user", text});
+  ChatTemplateOptions options;
+  options.default_system_prompt = tmpl.default_system_prompt;
+  return render_chat(tmpl.format, messages, options);
+}
+
+void print_logprobs(const Tokenizer& tokenizer, const GenerationResult& result) {
+  std::fprintf(stderr, "\n%-6s %-8s %-20s %s\n", "step", "id", "token", "logprob (top alternatives)");
+  for (size_t i = 0; i < result.samples.size(); ++i) {
+    const auto& s = result.samples[i];
+    std::string line = fmt::format("{:<6} {:<8} {:<20} {:.4f}", i, s.token, fmt::format("{:?}", tokenizer.token_to_piece(s.token)), s.logprob);
+    for (const auto& alt : s.top) line += fmt::format("  {:?}={:.3f}", tokenizer.token_to_piece(alt.token), alt.logprob);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+}
+
+void run(RunOptions& o) {
+  if (o.threads > 0) omp_set_num_threads(o.threads);
+  const auto load_start = std::chrono::steady_clock::now();
+  const std::string path = resolve_model_path(o.model);
+  const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
+  const Model model = load_gguf_model(file);
+  const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
+  LlamaForward forward(model);
+  const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
+  Generator generator(forward, tokenizer, n_ctx);
+
+  const std::string text = build_prompt_text(o, *file);
+  o.request.prompt = tokenizer.encode(text, /*add_special=*/true, /*parse_special=*/true);
+  if (o.show_logprobs && o.request.sampling.top_logprobs == 0) o.request.sampling.top_logprobs = 3;
+  const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+
+  const GenerationResult result = generator.generate(o.request, [](std::string_view piece) {
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  });
+  std::printf("\n");
+  if (o.show_logprobs) print_logprobs(tokenizer, result);
+  if (o.no_stats) return;
+  const double decode_steps = double(result.tokens.size() > 1 ? result.tokens.size() - 1 : 0);
+  std::fprintf(stderr,
+               "\nprompt tokens: %lld | generated tokens: %zu | finish: %s\n"
+               "load: %.0f ms | load to first token: %.0f ms\n"
+               "prefill: %.1f tok/s | decode: %.1f tok/s\n",
+               (long long)result.prompt_tokens, result.tokens.size(), finish_reason_name(result.finish_reason).data(),
+               load_seconds * 1e3, (load_seconds + result.prefill_seconds) * 1e3,
+               double(result.prompt_tokens) / result.prefill_seconds,
+               decode_steps > 0 ? decode_steps / result.decode_seconds : 0.0);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Generate text for a prompt (streams to stdout)");
+  auto o = std::make_shared<RunOptions>();
+  auto& r = o->request;
+  auto& s = r.sampling;
+  cmd->add_option("-m,--model", o->model, "GGUF file, or 'default' (SmolLM2-135M-Instruct Q4_1)")->capture_default_str();
+  cmd->add_option("-p,--prompt", o->prompt, "prompt text");
+  cmd->add_option("-f,--file", o->prompt_file, "read the prompt from a file");
+  cmd->add_flag("--chat", o->chat, "treat the prompt as a user message and apply the model's chat template");
+  cmd->add_option("--system", o->system, "system message for --chat");
+  cmd->add_option("--chat-template", o->chat_template, "chat format name overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
+  cmd->add_option("-n,--max-tokens", r.max_tokens, "tokens to generate at most")->capture_default_str();
+  cmd->add_option("-c,--ctx-size", o->n_ctx, "context length (capped at the model's)")->capture_default_str();
+  cmd->add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "keep the k most likely tokens; 0 = off")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "nucleus sampling threshold; 1 = off")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "drop tokens below min-p x the most likely; 0 = off")->capture_default_str();
+  cmd->add_option("--repeat-penalty", s.repetition_penalty, "repetition penalty; 1 = off")->capture_default_str();
+  cmd->add_option("--presence-penalty", s.presence_penalty, "presence penalty")->capture_default_str();
+  cmd->add_option("--frequency-penalty", s.frequency_penalty, "frequency penalty")->capture_default_str();
+  cmd->add_option("--repeat-last-n", s.penalty_last_n, "window of the penalties; -1 = all")->capture_default_str();
+  cmd->add_option("--seed", s.seed, "random seed (same seed, same output)")->capture_default_str();
+  cmd->add_option("--stop", r.stop, "stop string (repeatable)");
+  cmd->add_flag("--ignore-eos", r.ignore_eos, "keep generating past end-of-generation tokens");
+  cmd->add_option("--top-logprobs", s.top_logprobs, "alternatives to report per token with --logprobs");
+  cmd->add_flag("--logprobs", o->show_logprobs, "print each token's logprob (and top alternatives) after the text");
+  cmd->add_option("-t,--threads", o->threads, "threads (default: all cores)");
+  cmd->add_flag("--no-stats", o->no_stats, "do not print token counts and speed");
+  cmd->callback([o] { run(*o); });
+}
+
+}  // namespace ridge::cli
