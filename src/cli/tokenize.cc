@@ -91,12 +91,20 @@ std::string dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohma
 
 // One JSON line per input line: {"text": ...} or {"text_b64": ...}, optional "add_special" and
 // "parse_special" overriding the flags. Output: {"ids": [...], "decoded_b64": ...}.
+// A line {"ids": [...]} decodes instead: {"decoded_b64": ..., "pieces_b64": [...]}.
 void run_jsonl(const Tokenizer& tok, const TokenizeOptions& opt) {
   std::istringstream lines(read_file(opt.jsonl_in));
   std::string line;
   while (std::getline(lines, line)) {
     if (line.empty()) continue;
     const auto in = nlohmann::json::parse(line);
+    if (in.contains("ids")) {
+      const auto ids = in.at("ids").get<std::vector<int32_t>>();
+      nlohmann::json pieces = nlohmann::json::array();
+      for (int32_t id : ids) pieces.push_back(base64_encode(tok.token_to_piece(id)));
+      std::printf("%s\n", dump({{"decoded_b64", base64_encode(tok.decode(ids))}, {"pieces_b64", pieces}}).c_str());
+      continue;
+    }
     const std::string text = in.contains("text_b64") ? base64_decode(in.at("text_b64").get<std::string>())
                                                      : in.at("text").get<std::string>();
     const bool add_special = in.value("add_special", !opt.no_special);

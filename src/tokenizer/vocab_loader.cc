@@ -25,6 +25,9 @@ uint32_t attr_of_token_type(int64_t type) {
   }
 }
 
+// llama.cpp reads vocabulary strings as C strings: a NUL byte ends them.
+std::string c_string(const std::string& s) { return s.substr(0, s.find('\0')); }
+
 const std::vector<gguf::Value>& required_array(const gguf::GgufFile& file, std::string_view key) {
   const gguf::Value* v = file.find(key);
   if (!v) fail("tokenizer: GGUF metadata has no '{}'", key);
@@ -35,7 +38,7 @@ void load_merges(const gguf::GgufFile& file, Vocab& vocab) {
   const auto& merges = required_array(file, "tokenizer.ggml.merges");
   vocab.merge_rank.reserve(merges.size());
   for (size_t i = 0; i < merges.size(); ++i) {
-    const std::string& merge = merges[i].as_string("tokenizer.ggml.merges");
+    const std::string merge = c_string(merges[i].as_string("tokenizer.ggml.merges"));
     // Split at the first space after the first character (a token may itself be a space).
     const size_t space = merge.find(' ', 1);
     std::string_view left, right;
@@ -62,7 +65,7 @@ void load_tokens(const gguf::GgufFile& file, Vocab& vocab) {
   vocab.attr.assign(n, kAttrNormal);
   vocab.id_of.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    std::string word = tokens[i].as_string("tokenizer.ggml.tokens");
+    std::string word = c_string(tokens[i].as_string("tokenizer.ggml.tokens"));
     if (word.empty()) word = "[EMPTY_" + std::to_string(i) + "]";
     vocab.id_of[word] = static_cast<int32_t>(i);
     vocab.text[i] = std::move(word);
