@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/commands.h"
 #include "core/error.h"
 #include "engine/generator.h"
@@ -29,6 +31,8 @@ struct RunOptions {
   int threads = 0;
   bool show_logprobs = false;
   bool no_stats = false;
+  bool json = false;
+  std::vector<int32_t> prompt_tokens;
   GenerationRequest request;
 };
 
@@ -62,6 +66,20 @@ void print_logprobs(const Tokenizer& tokenizer, const GenerationResult& result) 
   }
 }
 
+void print_json(const GenerationResult& result, double load_seconds) {
+  nlohmann::json out;
+  out["prompt_tokens"] = result.prompt_tokens;
+  out["tokens"] = result.tokens;
+  out["text"] = result.text;
+  out["finish_reason"] = finish_reason_name(result.finish_reason);
+  out["logprobs"] = nlohmann::json::array();
+  for (const auto& s : result.samples) out["logprobs"].push_back(s.logprob);
+  out["load_seconds"] = load_seconds;
+  out["prefill_seconds"] = result.prefill_seconds;
+  out["decode_seconds"] = result.decode_seconds;
+  std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+}
+
 void run(RunOptions& o) {
   if (o.threads > 0) omp_set_num_threads(o.threads);
   const auto load_start = std::chrono::steady_clock::now();
@@ -73,15 +91,21 @@ void run(RunOptions& o) {
   const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
   Generator generator(forward, tokenizer, n_ctx);
 
-  const std::string text = build_prompt_text(o, *file);
-  o.request.prompt = tokenizer.encode(text, /*add_special=*/true, /*parse_special=*/true);
+  o.request.prompt = o.prompt_tokens.empty()
+                         ? tokenizer.encode(build_prompt_text(o, *file), /*add_special=*/true, /*parse_special=*/true)
+                         : o.prompt_tokens;
   if (o.show_logprobs && o.request.sampling.top_logprobs == 0) o.request.sampling.top_logprobs = 3;
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
-  const GenerationResult result = generator.generate(o.request, [](std::string_view piece) {
+  const GenerationResult result = generator.generate(o.request, [&o](std::string_view piece) {
+    if (o.json) return;
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
   });
+  if (o.json) {
+    print_json(result, load_seconds);
+    return;
+  }
   std::printf("\n");
   if (o.show_logprobs) print_logprobs(tokenizer, result);
   if (o.no_stats) return;
@@ -126,6 +150,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--logprobs", o->show_logprobs, "print each token's logprob (and top alternatives) after the text");
   cmd->add_option("-t,--threads", o->threads, "threads (default: all cores)");
   cmd->add_flag("--no-stats", o->no_stats, "do not print token counts and speed");
+  cmd->add_flag("--json", o->json, "print one JSON object (ids, text, logprobs, timings) instead of streaming");
+  cmd->add_option("--tokens", o->prompt_tokens, "prompt as token ids instead of text (comma-separated)")->delimiter(',');
   cmd->callback([o] { run(*o); });
 }
 
