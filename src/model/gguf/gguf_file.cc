@@ -171,6 +171,8 @@ std::string Value::to_display_string(size_t max_items) const {
           return s;
         } else if constexpr (std::is_same_v<T, bool>) {
           return x ? "true" : "false";
+        } else if constexpr (std::is_same_v<T, double>) {
+          return type == ValueType::F32 ? fmt::format("{}", float(x)) : fmt::format("{}", x);  // shortest form of its own width
         } else {
           return fmt::format("{}", x);
         }
