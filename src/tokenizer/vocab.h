@@ -53,6 +53,10 @@ struct Vocab {
     return it == id_of.end() ? -1 : it->second;
   }
   int32_t rank(std::string_view left, std::string_view right) const;
+  // For building a vocabulary by hand (tests): append a token; then index the special tokens.
+  int32_t add_token(std::string token_text, float token_score = 0.0f, uint32_t token_attr = kAttrNormal);
+  void index_special_tokens();
+
   // Byte fallback token for SPM: <0xXX>, else the byte itself as a token; -1 if neither.
   int32_t byte_token(uint8_t byte) const;
 };

@@ -158,10 +158,7 @@ void detect_end_of_generation(Vocab& vocab, int32_t fim_pad, int32_t fim_rep, in
 }
 
 void collect_special_tokens(const gguf::GgufFile& file, Vocab& vocab) {
-  for (int32_t id = 0; id < vocab.n_tokens(); ++id)
-    if (vocab.attr[id] & (kAttrControl | kAttrUserDefined | kAttrUnknown)) vocab.special_longest_first.push_back(id);
-  std::stable_sort(vocab.special_longest_first.begin(), vocab.special_longest_first.end(),
-                   [&](int32_t a, int32_t b) { return vocab.text[a].size() > vocab.text[b].size(); });
+  vocab.index_special_tokens();
   // Phi-3 files: special tokens swallow the whitespace after them (as llama.cpp sets by model name).
   std::string name = file.get_string("general.name").value_or("");
   std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -181,6 +178,23 @@ std::string merge_key(std::string_view left, std::string_view right) {
   key.append(left);
   key.append(right);
   return key;
+}
+
+int32_t Vocab::add_token(std::string token_text, float token_score, uint32_t token_attr) {
+  const auto id = static_cast<int32_t>(text.size());
+  id_of[token_text] = id;
+  text.push_back(std::move(token_text));
+  score.push_back(token_score);
+  attr.push_back(token_attr);
+  return id;
+}
+
+void Vocab::index_special_tokens() {
+  special_longest_first.clear();
+  for (int32_t id = 0; id < n_tokens(); ++id)
+    if (attr[id] & (kAttrControl | kAttrUserDefined | kAttrUnknown)) special_longest_first.push_back(id);
+  std::stable_sort(special_longest_first.begin(), special_longest_first.end(),
+                   [&](int32_t a, int32_t b) { return text[a].size() > text[b].size(); });
 }
 
 int32_t Vocab::rank(std::string_view left, std::string_view right) const {
