@@ -3,6 +3,34 @@
 #include "core/error.h"
 
 namespace ridge {
+namespace {
+
+// Defaults (all zero) mean a dense model; otherwise the expert shapes must be complete.
+void validate_moe(const ModelSpec& s) {
+  if (s.n_expert < 0 || s.n_expert_used < 0 || s.n_shared_expert < 0 || s.n_ff_expert < 0 || s.n_layer_dense_lead < 0)
+    fail("model spec: expert counts and sizes must not be negative");
+  if (s.n_expert == 0) {
+    if (s.n_expert_used != 0 || s.n_shared_expert != 0)
+      fail("model spec: n_expert_used / n_shared_expert set on a dense model (n_expert 0)");
+    return;
+  }
+  if (s.n_expert_used <= 0 || s.n_expert_used > s.n_expert)
+    fail("model spec: n_expert_used {} must be in [1, n_expert {}]", s.n_expert_used, s.n_expert);
+  if (s.n_ff_expert <= 0) fail("model spec: n_ff_expert must be positive on a MoE model, got {}", s.n_ff_expert);
+  if (s.n_layer_dense_lead > s.n_layer)
+    fail("model spec: n_layer_dense_lead {} exceeds n_layer {}", s.n_layer_dense_lead, s.n_layer);
+}
+
+// Defaults (all zero) mean ordinary attention; MLA needs its latent and per-head sizes.
+void validate_mla(const ModelSpec& s) {
+  if (s.kv_lora_rank < 0 || s.q_lora_rank < 0 || s.qk_rope_head_dim < 0 || s.qk_nope_head_dim < 0 || s.v_head_dim < 0)
+    fail("model spec: MLA sizes must not be negative");
+  if (s.kv_lora_rank == 0) return;
+  if (s.qk_rope_head_dim <= 0 || s.qk_nope_head_dim <= 0 || s.v_head_dim <= 0)
+    fail("model spec: MLA needs positive qk_rope_head_dim, qk_nope_head_dim and v_head_dim");
+}
+
+}  // namespace
 
 void validate(const ModelSpec& s) {
   auto positive = [](int64_t value, const char* field) {
@@ -23,6 +51,8 @@ void validate(const ModelSpec& s) {
   if (!(s.rope_theta > 0.0f)) fail("model spec: rope_theta must be positive, got {}", s.rope_theta);
   if (s.rope_scaling.type != RopeScaling::Type::None && !(s.rope_scaling.factor > 0.0f))
     fail("model spec: rope scaling factor must be positive, got {}", s.rope_scaling.factor);
+  validate_moe(s);
+  validate_mla(s);
 }
 
 }  // namespace ridge

@@ -38,9 +38,30 @@ struct ModelSpec {
   bool qkv_bias = false;         // Qwen2
   bool tied_embeddings = false;  // output projection reuses token_embd
 
+  // Mixture of experts (0 experts = dense). A MoE layer replaces the FFN with a router over
+  // n_expert experts of width n_ff_expert, n_expert_used of them per token, plus n_shared_expert
+  // experts every token uses. The first n_layer_dense_lead layers keep the dense FFN (DeepSeek-V3: 3).
+  int64_t n_expert = 0;
+  int64_t n_expert_used = 0;
+  int64_t n_shared_expert = 0;
+  int64_t n_ff_expert = 0;
+  int64_t n_layer_dense_lead = 0;
+
+  // Multi-head latent attention (DeepSeek; kv_lora_rank 0 = no MLA). The KV cache holds one
+  // kv_lora_rank latent plus one qk_rope_head_dim key per token and layer, shared by all heads.
+  // q_lora_rank 0 = queries projected straight from the hidden state.
+  int64_t kv_lora_rank = 0;
+  int64_t q_lora_rank = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t v_head_dim = 0;
+
   int64_t q_dim() const { return n_head * head_dim; }
   int64_t kv_dim() const { return n_head_kv * head_dim; }
   int64_t gqa_group() const { return n_head / n_head_kv; }
+  bool is_moe() const { return n_expert > 0; }
+  bool is_mla() const { return kv_lora_rank > 0; }
+  bool is_moe_layer(int64_t layer) const { return is_moe() && layer >= n_layer_dense_lead; }
 };
 
 // Error when the shapes are inconsistent (zero sizes, heads that do not divide, ...).

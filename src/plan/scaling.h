@@ -1,0 +1,71 @@
+#pragma once
+// Analyses past one device and one stream: tensor / pipeline / expert parallel decode with the
+// interconnect's cost, MoE GEMM-M per expert, prefill/decode pool sizing for a traffic mix
+// (disaggregation), and speculative decoding.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plan/serving.h"
+
+namespace ridge::plan {
+
+struct ParallelPlan {
+  int64_t tp = 1;  // tensor parallel: every matrix split, 2 all-reduces per layer
+  int64_t pp = 1;  // pipeline parallel: layers split into stages, activations hop between them
+  int64_t ep = 1;  // expert parallel (data parallel attention): experts split, 2 all-to-alls per MoE layer
+  int64_t devices() const { return tp * pp * ep; }
+};
+
+struct ParallelDecode {
+  ParallelPlan plan;
+  int64_t batch = 0;    // global: all sequences the devices serve together
+  int64_t context = 0;
+  double weight_bytes_per_device = 0;
+  double kv_bytes_per_device = 0;
+  bool fits = false;
+  double stage_s = 0;   // one device's roofline time per step
+  double comm_s = 0;    // all-reduce / all-to-all / stage hops per step
+  double step_s = 0;    // the inter-token latency
+  double tok_s_total() const { return double(batch) / step_s; }
+  double tok_s_per_stream() const { return 1.0 / step_s; }
+};
+// Assumes a ring all-reduce (2 (n-1)/n x bytes over the link) and a fixed latency per collective.
+ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, int64_t batch, int64_t context,
+                               double collective_latency_s = 5e-6);
+
+// The second seed: tokens each expert's GEMM sees, global concurrency x top-k / experts.
+double moe_gemm_m(int64_t global_concurrency, int64_t top_k, int64_t n_expert);
+
+struct TrafficMix {
+  double requests_per_s = 1;
+  int64_t prompt_tokens = 1024;
+  int64_t output_tokens = 256;
+  double itl_slo_s = 0.040;
+};
+struct PoolSizing {
+  double prefill_s_per_request = 0;
+  double prefill_devices = 0;      // fractional: the load; round up to buy
+  int64_t decode_batch = 0;        // per device, inside the ITL SLO and memory
+  double decode_tok_s_per_device = 0;
+  double decode_devices = 0;
+  std::string note;
+};
+PoolSizing size_disaggregated_pools(const PlanInputs& in, const TrafficMix& mix);
+
+struct SpeculativeDecode {
+  double acceptance = 0.7;     // chance each draft token is accepted
+  int64_t draft_tokens = 4;    // k proposed per round
+  double draft_cost = 0.05;    // one draft step / one target decode step
+};
+struct SpeculativeResult {
+  double tokens_per_round = 0;  // (1 - a^(k+1)) / (1 - a)
+  double target_step_s = 0;     // plain decode step
+  double verify_step_s = 0;     // target step over k + 1 tokens
+  double round_s = 0;
+  double speedup = 0;           // tokens per second vs plain decode at the same batch
+};
+SpeculativeResult speculative_decode(const PlanInputs& in, const SpeculativeDecode& spec, int64_t batch,
+                                     int64_t context);
+
+}  // namespace ridge::plan
