@@ -1,7 +1,8 @@
 #pragma once
 // What the GGUF fuzz target does with one input, shared with the unit test that replays the
-// corpus in the normal build: parse, and when the file parses, decode the first and last row
-// of every tensor (at most a few thousand elements each) so tensor bounds are exercised too.
+// corpus in the normal build: parse, and when the file parses, format every metadata value and
+// decode the first and last row of every tensor (a few thousand elements at most) so tensor bounds
+// are exercised too.
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -20,6 +21,14 @@ inline bool exercise_gguf(std::span<const uint8_t> bytes) {
     file = gguf::GgufFile::parse(bytes);
   } catch (const Error&) {
     return false;
+  }
+  // What `ridge info` reads: every value's display form and the typed accessors.
+  for (const auto& [key, value] : file.metadata()) {
+    (void)value.to_display_string();
+    try {
+      (void)value.as_double(key);
+    } catch (const Error&) {
+    }
   }
   std::vector<float> out;
   for (const auto& t : file.tensors()) {
