@@ -10,5 +10,6 @@ void add_tokenize_command(CLI::App& app);
 void add_run_command(CLI::App& app);
 void add_chat_template_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
+void add_probe_command(CLI::App& app);
 
 }  // namespace ridge::cli

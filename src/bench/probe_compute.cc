@@ -1,0 +1,146 @@
+#include "bench/probe_compute.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+
+#include "bench/pinned_team.h"
+
+namespace ridge::bench {
+namespace {
+
+// Twelve accumulators: enough independent chains to cover FMA latency (4 cycles) on two ports.
+constexpr int kChains = 12;
+
+// An empty asm that claims to change `v`, so the compiler cannot hoist the loop-invariant
+// multiply out of the loop.
+#define RIDGE_OPAQUE(v) asm volatile("" : "+v"(v))
+
+__attribute__((target("avx512f"))) double fma_avx512(int64_t iterations) {
+  __m512 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_ps(float(c));
+  const __m512 b = _mm512_set1_ps(0.999999f), d = _mm512_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_fmadd_ps(acc[c], b, d);
+  __m512 s = acc[0];
+  for (int c = 1; c < kChains; ++c) s = _mm512_add_ps(s, acc[c]);
+  alignas(64) float lanes[16];  // (GCC 12 warns falsely inside _mm512_reduce_add_ps)
+  _mm512_store_ps(lanes, s);
+  double sum = 0;
+  for (float lane : lanes) sum += lane;
+  return sum;
+}
+
+__attribute__((target("avx2,fma"))) double fma_avx2(int64_t iterations) {
+  __m256 acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_ps(float(c));
+  const __m256 b = _mm256_set1_ps(0.999999f), d = _mm256_set1_ps(1e-6f);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_fmadd_ps(acc[c], b, d);
+  __m256 s = acc[0];
+  for (int c = 1; c < kChains; ++c) s = _mm256_add_ps(s, acc[c]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, s);
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
+
+__attribute__((target("avx512f,avx512vnni"))) double vnni_avx512(int64_t iterations) {
+  __m512i acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm512_set1_epi32(c);
+  const __m512i a = _mm512_set1_epi8(3), b = _mm512_set1_epi8(-2);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm512_dpbusd_epi32(acc[c], a, b);
+  __m512i s = acc[0];
+  for (int c = 1; c < kChains; ++c) s = _mm512_add_epi32(s, acc[c]);
+  alignas(64) int32_t lanes[16];
+  _mm512_store_si512(lanes, s);
+  double sum = 0;
+  for (int32_t lane : lanes) sum += lane;
+  return sum;
+}
+
+__attribute__((target("avx2,avxvnni"))) double vnni_avx256(int64_t iterations) {
+  __m256i acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = _mm256_set1_epi32(c);
+  const __m256i a = _mm256_set1_epi8(3), b = _mm256_set1_epi8(-2);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (int c = 0; c < kChains; ++c) acc[c] = _mm256_dpbusd_avx_epi32(acc[c], a, b);
+  __m256i s = acc[0];
+  for (int c = 1; c < kChains; ++c) s = _mm256_add_epi32(s, acc[c]);
+  alignas(32) int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
+  return double(lanes[0]) + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
+
+// The pre-VNNI sequence of llama.cpp's q8 dot products: u8×s8 pairs to s16, pairs of s16 to s32, add.
+__attribute__((target("avx2"))) double maddubs_avx2(int64_t iterations) {
+  constexpr int kInt8Chains = 8;
+  __m256i acc[kInt8Chains], a[kInt8Chains];
+  for (int c = 0; c < kInt8Chains; ++c) {
+    acc[c] = _mm256_set1_epi32(c);
+    a[c] = _mm256_set1_epi8(char(3 + c));
+  }
+  const __m256i b = _mm256_set1_epi8(-2), ones = _mm256_set1_epi16(1);
+  for (int64_t i = 0; i < iterations; ++i) {
+    for (int c = 0; c < kInt8Chains; ++c) {
+      RIDGE_OPAQUE(a[c]);
+      const __m256i pairs = _mm256_maddubs_epi16(a[c], b);
+      acc[c] = _mm256_add_epi32(acc[c], _mm256_madd_epi16(pairs, ones));
+    }
+  }
+  __m256i s = acc[0];
+  for (int c = 1; c < kInt8Chains; ++c) s = _mm256_add_epi32(s, acc[c]);
+  alignas(32) int32_t lanes[8];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), s);
+  return double(lanes[0]) + lanes[1] + lanes[2] + lanes[3] + lanes[4] + lanes[5] + lanes[6] + lanes[7];
+}
+
+double fma_scalar(int64_t iterations) {
+  float acc[kChains];
+  for (int c = 0; c < kChains; ++c) acc[c] = float(c);
+  for (int64_t i = 0; i < iterations; ++i)
+    for (float& a : acc) a = a * 0.999999f + 1e-6f;
+  float s = 0;
+  for (float a : acc) s += a;
+  return s;
+}
+
+// Flops per trip: chains × lanes × 2 (FMA = multiply + add); int8: chains × lanes × 4 bytes × 2.
+const ComputeKernel kFmaAvx512{"avx512-fma", fma_avx512, kChains * 16 * 2};
+const ComputeKernel kFmaAvx2{"avx2-fma", fma_avx2, kChains * 8 * 2};
+const ComputeKernel kFmaScalar{"scalar", fma_scalar, kChains * 2};
+const ComputeKernel kVnniAvx512{"avx512-vnni", vnni_avx512, kChains * 64 * 2};
+const ComputeKernel kVnniAvx256{"avx-vnni", vnni_avx256, kChains * 32 * 2};
+const ComputeKernel kMaddubsAvx2{"avx2-maddubs", maddubs_avx2, 8 * 32 * 2};
+
+std::atomic<double> g_sink{0};
+
+}  // namespace
+
+const ComputeKernel& best_f32_kernel() {
+  if (__builtin_cpu_supports("avx512f")) return kFmaAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kFmaAvx2;
+  return kFmaScalar;
+}
+
+const ComputeKernel& best_int8_kernel() {
+  if (__builtin_cpu_supports("avx512vnni")) return kVnniAvx512;
+  if (__builtin_cpu_supports("avxvnni")) return kVnniAvx256;
+  if (__builtin_cpu_supports("avx2")) return kMaddubsAvx2;
+  return kFmaScalar;
+}
+
+double peak_gops(const ComputeKernel& kernel, int threads, double seconds) {
+  // Calibrate on one thread, then size the run to take about `seconds`.
+  int64_t iterations = 1 << 16;
+  double elapsed = 0;
+  while ((elapsed = run_pinned_team(1, [&](int) { g_sink = g_sink + kernel.run(iterations); })) < 0.02)
+    iterations *= 4;
+  iterations = std::max<int64_t>(1, int64_t(double(iterations) * seconds / elapsed));
+  const double wall = run_pinned_team(threads, [&](int) { g_sink = g_sink + kernel.run(iterations); });
+  return kernel.ops_per_iteration * double(iterations) * threads / wall / 1e9;
+}
+
+}  // namespace ridge::bench

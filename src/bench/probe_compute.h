@@ -1,0 +1,25 @@
+#pragma once
+// Peak arithmetic throughput: independent chains of the instructions the matmul kernels use,
+// with no memory traffic. FP32: fused multiply-add. INT8: the u8×s8 dot product of the quantized
+// kernels (AVX-512-VNNI vpdpbusd, AVX-VNNI, or AVX2 vpmaddubsw + vpmaddwd + vpaddd).
+// An operation is a multiply or an add, so one multiply-accumulate counts as two.
+#include <cstdint>
+
+namespace ridge::bench {
+
+struct ComputeKernel {
+  const char* name;  // "avx512-fma", "avx512-vnni", ...
+  // Runs `iterations` loop trips; returns an opaque value that keeps the work observable.
+  double (*run)(int64_t iterations);
+  double ops_per_iteration;
+};
+
+// The fastest kernel this CPU supports for each kind.
+const ComputeKernel& best_f32_kernel();
+const ComputeKernel& best_int8_kernel();
+
+// Giga-operations per second with `threads` pinned threads each running `kernel` for about
+// `seconds`.
+double peak_gops(const ComputeKernel& kernel, int threads, double seconds);
+
+}  // namespace ridge::bench

@@ -1,0 +1,66 @@
+// ridge probe: measure this machine (read bandwidth, peak FP32 and INT8 throughput for 1..N
+// threads; caches, ISA, memory), print a table and save the machine profile that `ridge bench`
+// and the planner read ($RIDGE_HOME/machine.json).
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "bench/machine_profile.h"
+#include "bench/probe.h"
+#include "cli/commands.h"
+
+namespace ridge::cli {
+namespace {
+
+using nlohmann::json;
+
+struct ProbeArgs {
+  bench::ProbeOptions options;
+  bool json = false;
+  bool save = true;
+};
+
+void print_table(const json& p) {
+  std::string isa;
+  for (const auto& f : p["isa"]) isa += (isa.empty() ? "" : " ") + f.get<std::string>();
+  std::printf("cpu     %s (%d CPUs), %.1f GiB memory\n", p["cpu"].get<std::string>().c_str(), p["cores"].get<int>(),
+              p["memory_gib"].get<double>());
+  std::printf("caches  L1d %lld KiB, L2 %lld KiB, L3 %lld KiB (per instance)\n", p["l1d_kib"].get<long long>(),
+              p["l2_kib"].get<long long>(), p["l3_kib"].get<long long>());
+  std::printf("isa     %s\n", isa.c_str());
+  std::printf("kernels read %s, f32 %s, int8 %s; load average %.2f when measured\n\n",
+              p["read_kernel"].get<std::string>().c_str(), p["f32_kernel"].get<std::string>().c_str(),
+              p["int8_kernel"].get<std::string>().c_str(), p["load_average_1m"].get<double>());
+  std::printf("%8s %16s %16s %16s\n", "threads", "read GB/s", "f32 GFLOP/s", "int8 GOP/s");
+  for (const auto& [threads, bandwidth] : p["read_bandwidth_gbs"].items()) {
+    std::printf("%8s %16.1f %16.1f %16.1f\n", threads.c_str(), bandwidth.get<double>(),
+                p["peak_f32_gflops"].value(threads, 0.0), p["peak_int8_gops"].value(threads, 0.0));
+  }
+}
+
+}  // namespace
+
+void add_probe_command(CLI::App& app) {
+  auto args = std::make_shared<ProbeArgs>();
+  CLI::App* cmd = app.add_subcommand("probe", "Measure this machine's bandwidth and peak throughput; save machine.json");
+  cmd->add_option("-t,--threads", args->options.thread_counts, "Thread counts to measure (default 1, 2, 4, ..., all CPUs)")
+      ->delimiter(',');
+  cmd->add_option("-r,--repetitions", args->options.repetitions, "Best of this many runs per figure")->capture_default_str();
+  cmd->add_option("--buffer-mib", args->options.buffer_mib, "Bandwidth buffer size (default max(1 GiB, 4 x L3))");
+  cmd->add_flag("--json", args->json, "Print the profile as JSON instead of a table");
+  cmd->add_flag("!--no-save", args->save, "Do not write machine.json");
+  cmd->callback([args] {
+    const json profile = bench::run_probe(args->options);
+    if (args->json) {
+      std::printf("%s\n", profile.dump(2).c_str());
+    } else {
+      print_table(profile);
+    }
+    if (args->save) {
+      bench::save_machine_profile(profile);
+      std::fprintf(stderr, "saved %s\n", bench::machine_profile_path().c_str());
+    }
+  });
+}
+
+}  // namespace ridge::cli
