@@ -39,7 +39,8 @@ void ProgressBar::finish() {
 
 std::string ProgressBar::amount(int64_t n) const {
   if (unit_ == Unit::Steps) return std::to_string(n);
-  return fmt::format("{:.2f} GB", double(n) / 1e9);
+  if (total_ >= 1'000'000'000) return fmt::format("{:.2f} GB", double(n) / 1e9);
+  return fmt::format("{:.1f} MB", double(n) / 1e6);
 }
 
 void ProgressBar::draw(bool force) {

@@ -11,5 +11,6 @@ void add_run_command(CLI::App& app);
 void add_chat_template_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
+void add_synth_command(CLI::App& app);
 
 }  // namespace ridge::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   ridge::cli::add_logits_command(app);
   ridge::cli::add_tokenize_command(app);
   ridge::cli::add_probe_command(app);
+  ridge::cli::add_synth_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
