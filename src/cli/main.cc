@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   ridge::cli::add_tokenize_command(app);
   ridge::cli::add_probe_command(app);
   ridge::cli::add_synth_command(app);
+  ridge::cli::add_plan_command(app);
+  ridge::cli::add_lint_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,116 @@
+// The report's sections past one device and one stream: parallelism, MoE routing, disaggregated
+// pools, speculative decoding, and the second seed's GEMM shape table.
+#include <fmt/format.h>
+
+#include "plan/gemm_shapes.h"
+#include "plan/report_section.h"
+
+namespace ridge::plan {
+
+using nlohmann::json;
+
+ReportSection parallel_section(const PlanInputs& in, const PlanOptions& o) {
+  const int64_t batch = o.batches.empty() ? 1 : o.batches.back();
+  ReportSection s{"parallel", fmt::format("Parallel decode over {} (batch {} and 1, context {})",
+                                          in.hw.interconnect_bw > 0 ? format_rate(in.hw.interconnect_bw, "B/s") : "memory",
+                                          batch, o.context)};
+  s.table = TextTable({"TP", "PP", "EP", "devices", "weights/dev", "fits", "batch", "ITL", "comm", "tok/s total", "tok/s/stream"});
+  std::vector<ParallelPlan> plans = {{1, 1, 1}, {2, 1, 1}, {4, 1, 1}, {8, 1, 1}, {1, 2, 1}, {1, 4, 1}};
+  if (in.spec.is_moe()) plans.insert(plans.end(), {{1, 1, 8}, {1, 1, 32}});
+  if (o.parallel.devices() > 1) plans.push_back(o.parallel);
+  json rows = json::array();
+  for (const auto& plan : plans) {
+    for (int64_t b : {int64_t(1), batch}) {
+      if (b < plan.ep) continue;  // data-parallel attention needs a sequence per device
+      const ParallelDecode r = parallel_decode(in, plan, b, o.context);
+      s.table.add_row({std::to_string(plan.tp), std::to_string(plan.pp), std::to_string(plan.ep), std::to_string(plan.devices()),
+                       format_bytes(r.weight_bytes_per_device), r.fits ? "yes" : "no", std::to_string(b), format_seconds(r.step_s),
+                       format_seconds(r.comm_s), format_number(r.tok_s_total()), format_number(r.tok_s_per_stream())});
+      rows.push_back({{"tp", plan.tp}, {"pp", plan.pp}, {"ep", plan.ep}, {"batch", b}, {"fits", r.fits},
+                      {"weight_bytes_per_device", r.weight_bytes_per_device}, {"step_s", r.step_s}, {"comm_s", r.comm_s},
+                      {"tok_s_total", r.tok_s_total()}});
+    }
+  }
+  s.notes.push_back("TP: 2 ring all-reduces of the hidden state per layer; PP: stages add up per token (decode leaves bubbles);");
+  s.notes.push_back("EP: experts split, attention data-parallel, 2 all-to-alls per MoE layer; 5 µs per collective assumed");
+  s.json = {{"rows", rows}};
+  return s;
+}
+
+ReportSection moe_section(const PlanInputs& in, const PlanOptions& o) {
+  ReportSection s{"moe", fmt::format("MoE: GEMM-M per expert = global concurrency x top-{} / {} experts", in.spec.n_expert_used,
+                                     in.spec.n_expert)};
+  s.table = TextTable({"global concurrency", "GEMM-M per expert", "experts touched/layer", "expert weights read"});
+  json rows = json::array();
+  for (int64_t c : {int64_t(1), int64_t(32), int64_t(256), int64_t(1024), int64_t(4096), int64_t(16384)}) {
+    const double m = moe_gemm_m(c, in.spec.n_expert_used, in.spec.n_expert);
+    const double touched = experts_touched(in.spec, c);
+    const double expert_bytes = 3.0 * double(in.spec.n_embd) * double(in.spec.n_ff_expert) * in.precision.weights.bytes() *
+                                touched * double(in.spec.n_layer - in.spec.n_layer_dense_lead);
+    s.table.add_row({std::to_string(c), format_number(m), format_number(touched), format_bytes(expert_bytes)});
+    rows.push_back({{"concurrency", c}, {"gemm_m", m}, {"experts_touched", touched}, {"expert_bytes", expert_bytes}});
+  }
+  const ParamCount pc = param_count(in.spec);
+  s.notes.push_back(fmt::format("{} total, {} active per token: small batches pay for capacity they do not use",
+                                format_count(pc.total()), format_count(pc.active())));
+  s.json = {{"rows", rows}};
+  return s;
+}
+
+ReportSection disagg_section(const PlanInputs& in, const PlanOptions& o) {
+  const TrafficMix& t = o.traffic;
+  ReportSection s{"disagg", fmt::format("Disaggregated pools for {} req/s, {} prompt + {} output tokens, ITL <= {}",
+                                        format_number(t.requests_per_s), t.prompt_tokens, t.output_tokens,
+                                        format_seconds(t.itl_slo_s))};
+  const PoolSizing p = size_disaggregated_pools(in, t);
+  s.table = TextTable({"pool", "per device", "devices (load)", "devices to buy"});
+  s.table.add_row({"prefill", fmt::format("{} per request", format_seconds(p.prefill_s_per_request)),
+                   format_number(p.prefill_devices), std::to_string(int64_t(std::ceil(p.prefill_devices)))});
+  s.table.add_row({"decode", fmt::format("batch {}, {} tok/s", p.decode_batch, format_number(p.decode_tok_s_per_device)),
+                   format_number(p.decode_devices), std::to_string(int64_t(std::ceil(p.decode_devices)))});
+  s.notes.push_back(p.note);
+  s.json = {{"prefill_s_per_request", p.prefill_s_per_request}, {"prefill_devices", p.prefill_devices},
+            {"decode_batch", p.decode_batch}, {"decode_tok_s_per_device", p.decode_tok_s_per_device},
+            {"decode_devices", p.decode_devices}, {"note", p.note}};
+  return s;
+}
+
+ReportSection speculative_section(const PlanInputs& in, const PlanOptions& o) {
+  const SpeculativeDecode& sd = o.speculative;
+  ReportSection s{"speculative", fmt::format("Speculative decoding: {} draft tokens, acceptance {}, draft step = {} of a target step",
+                                             sd.draft_tokens, format_number(sd.acceptance), format_number(sd.draft_cost))};
+  s.table = TextTable({"batch", "tokens/round", "plain step", "verify step", "round", "speedup"});
+  json rows = json::array();
+  for (int64_t b : o.batches) {
+    const SpeculativeResult r = speculative_decode(in, sd, b, o.context);
+    s.table.add_row({std::to_string(b), format_number(r.tokens_per_round), format_seconds(r.target_step_s),
+                     format_seconds(r.verify_step_s), format_seconds(r.round_s), format_number(r.speedup) + "x"});
+    rows.push_back({{"batch", b}, {"tokens_per_round", r.tokens_per_round}, {"speedup", r.speedup}});
+  }
+  s.notes.push_back("verification reads the weights once for k+1 tokens: a win while decode is memory-bound, fading as batch fills compute");
+  s.json = {{"rows", rows}};
+  return s;
+}
+
+ReportSection gemm_section(const PlanInputs& in, const PlanOptions& o) {
+  const int64_t m = o.gemm_tokens > 0 ? o.gemm_tokens : o.prompt;
+  const GemmFormats f{in.precision.activations, in.precision.weights, in.precision.activations};
+  ReportSection s{"gemm", fmt::format("GEMM shapes at M = {} tokens (A {}, B {}, C {})", m, f.a.name, f.b.name, f.c.name)};
+  s.table = TextTable({"layer", "M", "N", "K", "FLOPs", "read", "write", "FLOPs/B", "math", "read t", "write t", "bound",
+                       "N waste 128/256/512"});
+  json rows = json::array();
+  for (const auto& g : model_gemm_shapes(in.spec, m, f, in.hw)) {
+    s.table.add_row({g.name, std::to_string(g.m), std::to_string(g.n), std::to_string(g.k), format_rate(g.flops, ""),
+                     format_bytes(g.read_bytes), format_bytes(g.write_bytes), format_number(g.intensity()), format_seconds(g.math_s),
+                     format_seconds(g.read_s), format_seconds(g.write_s), g.memory_bound() ? "memory" : "compute",
+                     fmt::format("{:.1f}/{:.1f}/{:.1f}%", 100 * g.tile_waste[0], 100 * g.tile_waste[1], 100 * g.tile_waste[2])});
+    rows.push_back({{"layer", g.name}, {"m", g.m}, {"n", g.n}, {"k", g.k}, {"flops", g.flops}, {"read_bytes", g.read_bytes},
+                    {"write_bytes", g.write_bytes}, {"math_s", g.math_s}, {"read_s", g.read_s}, {"write_s", g.write_s},
+                    {"tile_waste", {g.tile_waste[0], g.tile_waste[1], g.tile_waste[2]}}});
+  }
+  s.notes.push_back("tile waste: share of launched work spent on padding N up to 128 (SM), 256 (clusterMMA), 512 (CGA)");
+  s.json = {{"m", m}, {"rows", rows}};
+  return s;
+}
+
+}  // namespace ridge::plan
