@@ -9,8 +9,10 @@
 namespace ridge::plan {
 namespace {
 
+// A number, maybe with a unit ("21.2 ms", "$0.31", "4.5%"): right-aligned. Prose is not.
 bool looks_numeric(const std::string& s) {
-  return !s.empty() && (std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '$');
+  if (s.empty() || !(std::isdigit(static_cast<unsigned char>(s[0])) || s[0] == '-' || s[0] == '$')) return false;
+  return std::count(s.begin(), s.end(), ' ') <= 1;
 }
 
 size_t display_width(const std::string& s) {

@@ -1,0 +1,86 @@
+"""`ridge plan` and `ridge lint` from the command line: the seeds' headline numbers in --json, an
+SVG plot, lint findings, clear errors, and --validate on the default model with a probe profile
+written here (the measured numbers vary by machine; the test checks the report's shape)."""
+import json
+import os
+import subprocess
+
+import pytest
+
+
+def run(ridge_bin, *args, env=None, timeout=300):
+    return subprocess.run([ridge_bin, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def test_plan_json_reproduces_first_seed(ridge_bin):
+    r = run(ridge_bin, "plan", "llama-3-70b", "--hw", "h100", "--weights", "fp8", "--kv", "fp8",
+            "--context", "8192", "--batch", "1,8,32,128", "--json", "--price", "2")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    balance = {row["precision"]: row["balance"] for row in plan["hardware"]["balance"]}
+    assert balance["bf16"] == pytest.approx(295, abs=1)
+    assert balance["fp8"] == pytest.approx(590, abs=1.5)
+    assert plan["decode"]["single_stream_ceiling_tok_s"] == pytest.approx(48, rel=0.02)
+    totals = [row["tok_s_total"] for row in plan["decode"]["rows"]]
+    for ours, seed in zip(totals, [47, 333, 958, 1803]):
+        assert ours == pytest.approx(seed, rel=0.03)
+    assert plan["cost"]["rows"][0]["usd_per_million"] == pytest.approx(12, abs=0.5)
+
+
+def test_plan_tables_and_svg(ridge_bin, tmp_path):
+    svg = tmp_path / "roofline.svg"
+    r = run(ridge_bin, "plan", "deepseek-v3", "--hw", "B200", "--weights", "fp8", "--svg", str(svg))
+    assert r.returncode == 0, r.stderr
+    for title in ["## Model deepseek-v3", "machine balance", "## Decode versus batch", "## KV cache ledger",
+                  "## MoE: GEMM-M per expert", "## GEMM shapes", "## Quantization"]:
+        assert title in r.stdout
+    text = svg.read_text()
+    assert text.startswith("<svg") and text.rstrip().endswith("</svg>") and "<circle" in text
+
+
+def test_plan_sections_and_errors(ridge_bin):
+    r = run(ridge_bin, "plan", "llama-3-8b", "--section", "kv", "--json")
+    assert r.returncode == 0, r.stderr
+    assert list(json.loads(r.stdout)) == ["kv"]
+    bad = run(ridge_bin, "plan", "no-such-model")
+    assert bad.returncode == 1 and "neither a file nor a named shape" in bad.stderr
+    bad = run(ridge_bin, "plan", "llama-3-8b", "--hw", "tpu-v9")
+    assert bad.returncode == 1 and "unknown hardware" in bad.stderr
+
+
+def test_plan_default_model_file(ridge_bin, default_model):
+    r = run(ridge_bin, "plan", default_model, "--section", "model,decode", "--json")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    assert plan["model"]["formats"]["weights"].startswith("q4_1")
+
+
+def test_lint(ridge_bin):
+    r = run(ridge_bin, "lint", "smollm2-135m", "--json")
+    assert r.returncode == 0, r.stderr
+    findings = {f["check"]: f for f in json.loads(r.stdout)["findings"]}
+    assert findings["align.n_embd"]["level"] == "warn" and "576" in findings["align.n_embd"]["value"]
+    strict = run(ridge_bin, "lint", "smollm2-135m", "--strict")
+    assert strict.returncode == 1
+    assert run(ridge_bin, "lint", "llama-3-70b", "--strict").returncode == 0
+
+
+def test_validate_without_profile_says_run_probe(ridge_bin, tmp_path):
+    env = dict(os.environ, RIDGE_HOME=str(tmp_path))
+    r = run(ridge_bin, "plan", "--validate", "default", env=env)
+    assert r.returncode == 1 and "run ridge probe first" in r.stderr
+
+
+def test_validate_default_model(ridge_bin, default_model, tmp_path):
+    profile = tmp_path / "machine.json"
+    profile.write_text(json.dumps({
+        "cpu": "test profile", "cores": 2, "read_bandwidth_gbs": {"1": 10.0, "2": 10.0},
+        "peak_f32_gflops": {"1": 200.0, "2": 250.0}, "peak_int8_gops": {"1": 600.0, "2": 550.0},
+        "l1d_kib": 48, "l2_kib": 2048, "l3_kib": 32768, "isa": ["avx2"], "memory_gib": 16}))
+    r = run(ridge_bin, "plan", "--validate", default_model, "--profile", str(profile), "--json",
+            "--validate-prompt", "8", "--validate-decode", "2", timeout=900)
+    assert r.returncode == 0, r.stderr
+    v = json.loads(r.stdout)
+    for phase in ("prefill", "decode"):
+        assert v[phase]["predicted_s"] > 0 and v[phase]["measured_s"] > 0
+        assert v[phase]["ratio"] == pytest.approx(v[phase]["measured_s"] / v[phase]["predicted_s"])
