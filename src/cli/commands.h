@@ -12,6 +12,7 @@ void add_chat_template_command(CLI::App& app);
 void add_logits_command(CLI::App& app);
 void add_probe_command(CLI::App& app);
 void add_synth_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_lint_command(CLI::App& app);
 

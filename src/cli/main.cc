@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   ridge::cli::add_tokenize_command(app);
   ridge::cli::add_probe_command(app);
   ridge::cli::add_synth_command(app);
+  ridge::cli::add_bench_command(app);
   ridge::cli::add_plan_command(app);
   ridge::cli::add_lint_command(app);
   try {

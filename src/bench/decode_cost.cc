@@ -1,0 +1,48 @@
+#include "bench/decode_cost.h"
+
+namespace ridge::bench {
+namespace {
+
+// The KV cache stores f32 today (kv/kv_cache.h).
+constexpr int64_t kKvElementBytes = sizeof(float);
+
+int64_t bytes_of(const WeightRef& w) { return w.present() ? w.rows * w.row_bytes() : 0; }
+int64_t params_of(const WeightRef& w) { return w.present() ? w.rows * w.cols : 0; }
+
+}  // namespace
+
+ModelCost model_cost(const Model& model) {
+  const ModelSpec& s = model.spec;
+  const ModelWeights& w = model.weights;
+  ModelCost c;
+  for (const LayerWeights& l : w.layers) {
+    for (const WeightRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+      c.weight_bytes_per_token += bytes_of(*m);
+      c.matmul_params += params_of(*m);
+    }
+    for (const WeightRef* v : {&l.attn_norm, &l.ffn_norm, &l.bq, &l.bk, &l.bv}) c.weight_bytes_per_token += bytes_of(*v);
+  }
+  c.weight_bytes_per_token += bytes_of(w.output) + bytes_of(w.output_norm) + w.token_embd.row_bytes();
+  c.matmul_params += params_of(w.output);
+  c.file_weight_bytes = c.weight_bytes_per_token - w.token_embd.row_bytes() + (s.tied_embeddings ? 0 : bytes_of(w.token_embd));
+  c.kv_bytes_per_position = 2 * s.n_layer * s.kv_dim() * kKvElementBytes;
+  c.attention_flops_per_position = 2 * 2 * s.n_layer * s.q_dim();  // q·k and p·v, a multiply-add each
+  return c;
+}
+
+double decode_bytes_per_token(const ModelCost& cost, double context) {
+  return double(cost.weight_bytes_per_token) + double(cost.kv_bytes_per_position) * context;
+}
+
+double generation_bytes_per_token(const ModelCost& cost, int64_t start, int64_t n_gen) {
+  // Step i attends start + i + 1 positions; the mean over i = 0..n_gen-1 is start + (n_gen + 1) / 2.
+  return decode_bytes_per_token(cost, double(start) + double(n_gen + 1) / 2.0);
+}
+
+double prefill_flops(const ModelCost& cost, int64_t n_prompt) {
+  const double n = double(n_prompt);
+  const double attended = n * (n + 1) / 2;  // token i attends i + 1 positions
+  return 2.0 * double(cost.matmul_params) * n + double(cost.attention_flops_per_position) * attended;
+}
+
+}  // namespace ridge::bench

@@ -1,0 +1,170 @@
+#include "bench/model_bench.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+
+#include "bench/decode_cost.h"
+#include "bench/engine_threads.h"
+#include "bench/machine_profile.h"
+#include "bench/pinned_team.h"
+#include "bench/progress.h"
+#include "model/llama.h"
+#include "model/model_loader.h"
+#include "model/model_store.h"
+
+namespace ridge::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kGenWarmupTokens = 4;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+void summarise(BenchResult& r) {
+  const auto& x = r.tokens_per_second;
+  double sum = 0;
+  for (double v : x) sum += v;
+  r.mean = x.empty() ? 0 : sum / double(x.size());
+  double squares = 0;
+  for (double v : x) squares += (v - r.mean) * (v - r.mean);
+  r.stddev = x.size() > 1 ? std::sqrt(squares / double(x.size() - 1)) : 0;
+}
+
+std::vector<int32_t> random_tokens(int64_t n, int64_t n_vocab, std::mt19937& rng) {
+  std::uniform_int_distribution<int32_t> id(0, int32_t(n_vocab - 1));
+  std::vector<int32_t> tokens(static_cast<size_t>(n));
+  for (auto& t : tokens) t = id(rng);
+  return tokens;
+}
+
+// One model loaded once, measured at every thread count and test.
+class ModelRunner {
+ public:
+  ModelRunner(const std::string& path, int64_t n_ctx, uint32_t seed)
+      : model_(load_model(path)), forward_(model_), cache_(forward_.make_cache(n_ctx)), rng_(seed) {}
+
+  const Model& model() const { return model_; }
+
+  // Seconds for one forward pass of n random tokens on an empty cache.
+  double prefill(int64_t n) {
+    const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
+    cache_.clear();
+    const auto start = Clock::now();
+    forward_.forward(tokens, cache_, /*all_logits=*/false, logits_);
+    return seconds_since(start);
+  }
+
+  // Seconds for n single-token forward passes on an empty cache.
+  double generate(int64_t n) {
+    const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
+    cache_.clear();
+    const auto start = Clock::now();
+    for (int64_t i = 0; i < n; ++i) forward_.forward(std::span(tokens).subspan(size_t(i), 1), cache_, false, logits_);
+    return seconds_since(start);
+  }
+
+ private:
+  Model model_;
+  LlamaForward forward_;
+  KvCache cache_;
+  std::vector<float> logits_;
+  std::mt19937 rng_;
+};
+
+std::string model_label(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+BenchResult describe(const std::string& path, const Model& model, const ModelCost& cost, int threads, std::string test,
+                     int64_t n_tokens) {
+  BenchResult r;
+  r.model = model_label(path);
+  r.path = path;
+  r.weight_type = model.weights.layers.empty() ? "?" : std::string(dtype_name(model.weights.layers[0].w_up.type));
+  r.model_bytes = cost.file_weight_bytes;
+  r.params = cost.matmul_params;
+  r.threads = threads;
+  r.test = std::move(test);
+  r.n_tokens = n_tokens;
+  return r;
+}
+
+}  // namespace
+
+std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
+  const std::vector<int> thread_counts = o.threads.empty() ? std::vector<int>{int(allowed_cpus().size())} : o.threads;
+  const auto profile = load_machine_profile();
+  const int reps = std::max(1, o.repetitions);
+  int64_t tests_per_setting = 0, n_ctx = 1;
+  for (const auto* sizes : {&o.n_prompt, &o.n_gen}) {
+    for (int64_t n : *sizes) {
+      if (n <= 0) continue;
+      ++tests_per_setting;
+      n_ctx = std::max(n_ctx, n);
+    }
+  }
+  ProgressBar progress("bench", tests_per_setting * int64_t(o.models.size() * thread_counts.size()) * (reps + 1));
+
+  std::vector<BenchResult> results;
+  for (const std::string& model_arg : o.models) {
+    const std::string path = resolve_model_path(model_arg);
+    progress.set_note(fmt::format("loading {}", model_label(path)));
+    ModelRunner runner(path, n_ctx, o.seed);
+    const ModelCost cost = model_cost(runner.model());
+    for (int threads : thread_counts) {
+      set_engine_threads(threads);
+      // A warm-up run, then `reps` timed runs of one test.
+      auto measure = [&](BenchResult& r, const auto& warm_up, const auto& timed_seconds) {
+        const std::string label = fmt::format("{} t={} {}", r.model, threads, r.test);
+        progress.set_note(label + " warm-up");
+        warm_up();
+        progress.advance(1);
+        for (int rep = 1; rep <= reps; ++rep) {
+          progress.set_note(fmt::format("{} rep {}/{}", label, rep, reps));
+          r.tokens_per_second.push_back(double(r.n_tokens) / timed_seconds());
+          progress.advance(1);
+        }
+        summarise(r);
+      };
+      for (int64_t n : o.n_prompt) {
+        if (n <= 0) continue;
+        BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("pp{}", n), n);
+        measure(r, [&] { runner.prefill(n); }, [&] { return runner.prefill(n); });
+        r.gflops = prefill_flops(cost, n) * r.mean / double(n) / 1e9;
+        results.push_back(std::move(r));
+      }
+      for (int64_t n : o.n_gen) {
+        if (n <= 0) continue;
+        BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("tg{}", n), n);
+        measure(r, [&] { runner.generate(std::min(n, kGenWarmupTokens)); }, [&] { return runner.generate(n); });
+        r.bytes_per_token = generation_bytes_per_token(cost, 0, n);
+        r.bandwidth_gbs = r.bytes_per_token * r.mean / 1e9;
+        const auto peak = profile ? profile_value_at_threads(*profile, "read_bandwidth_gbs", threads) : std::nullopt;
+        if (peak && *peak > 0) r.bandwidth_fraction = r.bandwidth_gbs / *peak;
+        results.push_back(std::move(r));
+      }
+    }
+  }
+  progress.finish();
+  return results;
+}
+
+nlohmann::json to_json(const BenchResult& r) {
+  nlohmann::json j = {{"model", r.model},          {"path", r.path},       {"type", r.weight_type},
+                      {"model_bytes", r.model_bytes}, {"params", r.params}, {"threads", r.threads},
+                      {"test", r.test},            {"n_tokens", r.n_tokens}, {"tokens_per_second", r.tokens_per_second},
+                      {"mean_tps", r.mean},        {"stddev_tps", r.stddev}};
+  if (r.test.rfind("tg", 0) == 0) {
+    j["bytes_per_token"] = r.bytes_per_token;
+    j["bandwidth_gbs"] = r.bandwidth_gbs;
+    j["bandwidth_fraction"] = r.bandwidth_fraction ? nlohmann::json(*r.bandwidth_fraction) : nlohmann::json(nullptr);
+  } else {
+    j["gflops"] = r.gflops;
+  }
+  return j;
+}
+
+}  // namespace ridge::bench

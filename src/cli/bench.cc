@@ -1,0 +1,68 @@
+// ridge bench run: prompt-processing (pp N) and generation (tg N) speed, as llama-bench measures
+// them, for one or more models and thread counts: mean ± stddev over repetitions, and for each
+// generation figure the bandwidth it achieves against the probe's measured read bandwidth.
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "bench/machine_profile.h"
+#include "bench/model_bench.h"
+#include "cli/commands.h"
+
+namespace ridge::cli {
+namespace {
+
+std::string human_bytes(int64_t bytes) {
+  if (bytes >= (int64_t(1) << 30)) return fmt::format("{:.2f} GiB", double(bytes) / double(1 << 30));
+  return fmt::format("{:.1f} MiB", double(bytes) / double(1 << 20));
+}
+
+void print_table(const std::vector<bench::BenchResult>& results, bool have_profile) {
+  std::printf("| %-32s | %-5s | %10s | %7s | %7s | %18s | %8s | %8s |\n", "model", "type", "size", "threads", "test",
+              "t/s", "GB/s", "% bw");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(34, '-').c_str(), std::string(7, '-').c_str(),
+              std::string(12, '-').c_str(), std::string(9, '-').c_str(), std::string(9, '-').c_str(),
+              std::string(20, '-').c_str(), std::string(10, '-').c_str(), std::string(10, '-').c_str());
+  for (const auto& r : results) {
+    const bool decode = r.test.rfind("tg", 0) == 0;
+    const std::string speed = fmt::format("{:.2f} ± {:.2f}", r.mean, r.stddev);
+    // Prefill rows show their arithmetic rate in the GB/s column's place.
+    const std::string rate = decode ? fmt::format("{:.1f}", r.bandwidth_gbs) : fmt::format("{:.0f} GF/s", r.gflops);
+    const std::string fraction = r.bandwidth_fraction ? fmt::format("{:.0f}%", *r.bandwidth_fraction * 100) : "";
+    // fmt pads by characters, so "±" keeps the columns straight.
+    fmt::print("| {:<32} | {:<5} | {:>10} | {:>7} | {:>7} | {:>18} | {:>8} | {:>8} |\n", r.model, r.weight_type,
+               human_bytes(r.model_bytes), r.threads, r.test, speed, rate, fraction);
+  }
+  if (!have_profile) std::printf("\n(no machine profile: run `ridge probe` to see each figure against measured bandwidth)\n");
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  CLI::App* bench = app.add_subcommand("bench", "Benchmarks");
+  bench->require_subcommand(1);
+  auto o = std::make_shared<bench::BenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* run = bench->add_subcommand("run", "Prompt processing and generation speed (like llama-bench)");
+  run->add_option("-m,--model", o->models, "GGUF file or 'default' (repeatable)")->capture_default_str();
+  run->add_option("-t,--threads", o->threads, "Thread counts, e.g. 1,2 (default: all CPUs)")->delimiter(',');
+  run->add_option("-p,--n-prompt", o->n_prompt, "Prompt sizes (0 skips)")->delimiter(',')->capture_default_str();
+  run->add_option("-n,--n-gen", o->n_gen, "Generation lengths (0 skips)")->delimiter(',')->capture_default_str();
+  run->add_option("-r,--repetitions", o->repetitions, "Timed runs per test")->capture_default_str();
+  run->add_option("--seed", o->seed, "Seed of the random prompt tokens")->capture_default_str();
+  run->add_flag("--json", *json, "Print the results as JSON");
+  run->callback([o, json] {
+    const auto results = bench::run_model_benchmarks(*o);
+    const auto profile = bench::load_machine_profile();
+    if (*json) {
+      nlohmann::json out = {{"results", nlohmann::json::array()}};
+      for (const auto& r : results) out["results"].push_back(bench::to_json(r));
+      out["machine"] = profile ? *profile : nlohmann::json(nullptr);
+      std::printf("%s\n", out.dump(2).c_str());
+    } else {
+      print_table(results, profile.has_value());
+    }
+  });
+}
+
+}  // namespace ridge::cli
