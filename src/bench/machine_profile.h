@@ -4,7 +4,7 @@
 // thread counts as strings):
 //   {"cpu": str, "cores": int, "read_bandwidth_gbs": {"1": x, ...}, "peak_f32_gflops": {...},
 //    "peak_int8_gops": {...}, "l1d_kib": n, "l2_kib": n, "l3_kib": n, "isa": [str, ...],
-//    "memory_gib": x, ...}
+//    "memory_gib": x, "kernels_gops": {"avx512-vnni": {"1": x, ...}, ...}, ...}
 #include <optional>
 #include <string>
 

@@ -119,17 +119,21 @@ std::atomic<double> g_sink{0};
 
 }  // namespace
 
-const ComputeKernel& best_f32_kernel() {
-  if (__builtin_cpu_supports("avx512f")) return kFmaAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return kFmaAvx2;
-  return kFmaScalar;
+std::vector<const ComputeKernel*> f32_kernels() {
+  std::vector<const ComputeKernel*> kernels;
+  if (__builtin_cpu_supports("avx512f")) kernels.push_back(&kFmaAvx512);
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) kernels.push_back(&kFmaAvx2);
+  if (kernels.empty()) kernels.push_back(&kFmaScalar);
+  return kernels;
 }
 
-const ComputeKernel& best_int8_kernel() {
-  if (__builtin_cpu_supports("avx512vnni")) return kVnniAvx512;
-  if (__builtin_cpu_supports("avxvnni")) return kVnniAvx256;
-  if (__builtin_cpu_supports("avx2")) return kMaddubsAvx2;
-  return kFmaScalar;
+std::vector<const ComputeKernel*> int8_kernels() {
+  std::vector<const ComputeKernel*> kernels;
+  if (__builtin_cpu_supports("avx512vnni")) kernels.push_back(&kVnniAvx512);
+  if (__builtin_cpu_supports("avxvnni")) kernels.push_back(&kVnniAvx256);
+  if (__builtin_cpu_supports("avx2")) kernels.push_back(&kMaddubsAvx2);
+  if (kernels.empty()) kernels.push_back(&kFmaScalar);
+  return kernels;
 }
 
 double peak_gops(const ComputeKernel& kernel, int threads, double seconds) {

@@ -4,6 +4,7 @@
 // kernels (AVX-512-VNNI vpdpbusd, AVX-VNNI, or AVX2 vpmaddubsw + vpmaddwd + vpaddd).
 // An operation is a multiply or an add, so one multiply-accumulate counts as two.
 #include <cstdint>
+#include <vector>
 
 namespace ridge::bench {
 
@@ -14,9 +15,9 @@ struct ComputeKernel {
   double ops_per_iteration;
 };
 
-// The fastest kernel this CPU supports for each kind.
-const ComputeKernel& best_f32_kernel();
-const ComputeKernel& best_int8_kernel();
+// The kernels this CPU supports for each kind, widest first (the first is the peak).
+std::vector<const ComputeKernel*> f32_kernels();
+std::vector<const ComputeKernel*> int8_kernels();
 
 // Giga-operations per second with `threads` pinned threads each running `kernel` for about
 // `seconds`.

@@ -36,6 +36,12 @@ void print_table(const json& p) {
     std::printf("%8s %16.1f %16.1f %16.1f\n", threads.c_str(), bandwidth.get<double>(),
                 p["peak_f32_gflops"].value(threads, 0.0), p["peak_int8_gops"].value(threads, 0.0));
   }
+  std::printf("\nper kernel, GOP/s by threads:\n");
+  for (const auto& [kernel, by_threads] : p["kernels_gops"].items()) {
+    std::string figures;
+    for (const auto& [threads, gops] : by_threads.items()) figures += fmt::format("  {}: {:.1f}", threads, gops.get<double>());
+    std::printf("  %-14s%s\n", kernel.c_str(), figures.c_str());
+  }
 }
 
 }  // namespace
