@@ -1,7 +1,6 @@
 #include "plan/lint.h"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -81,8 +80,10 @@ void check_pipeline(const ModelSpec& s, std::vector<LintFinding>& out) {
     if (s.n_layer % stages == 0) even.push_back(stages);
   LintFinding f;
   f.check = "pipeline";
+  std::string stages;
+  for (int64_t n : even) stages += fmt::format("{}{}", stages.empty() ? "" : ",", n);
   f.value = even.empty() ? fmt::format("L {}: no even split into 2/4/8/16 stages", s.n_layer)
-                         : fmt::format("L {}: even stages {}", s.n_layer, fmt::join(even, ","));
+                         : fmt::format("L {}: even stages {}", s.n_layer, stages);
   if (s.is_moe() && s.n_layer_dense_lead > 0) {
     f.level = LintLevel::Note;
     f.message = fmt::format("{} leading dense layers break the repeating pattern: stages holding them differ (guideline 6)",

@@ -77,6 +77,10 @@ ReportSection decode_section(const PlanInputs& in, const PlanOptions& o) {
   const int64_t cross = decode_crossover_batch(in, o.context);
   s.notes.push_back(fmt::format("single-stream ceiling: {} tok/s with weights alone (bandwidth / bytes per token)",
                                 format_number(ceiling.tok_s_total())));
+  const double weights = weight_bytes(in.spec, in.precision);
+  if (in.hw.memory_bytes > 0 && weights > in.hw.memory_bytes)
+    s.notes.push_back(fmt::format("the weights ({}) exceed one device's memory ({}): these are per-device rooflines; see 'parallel'",
+                                  format_bytes(weights), format_bytes(in.hw.memory_bytes)));
   s.notes.push_back(cross > 0 ? fmt::format("decode turns compute-bound at batch {}", cross)
                               : "decode stays memory-bound at every batch: each sequence's KV traffic grows with it");
   s.json = {{"context", o.context}, {"rows", rows}, {"single_stream_ceiling_tok_s", ceiling.tok_s_total()},
@@ -142,7 +146,7 @@ ReportSection cost_section(const PlanInputs& in, const PlanOptions& o, double pr
   json rows = json::array();
   for (int64_t b : o.batches) {
     const double tok_s = decode_point(in, b, o.context).tok_s_total();
-    s.table.add_row({std::to_string(b), format_number(tok_s), "$" + format_number(cost_per_million_tokens(price, tok_s))});
+    s.table.add_row({std::to_string(b), format_number(tok_s), fmt::format("${}", format_number(cost_per_million_tokens(price, tok_s)))});
     rows.push_back({{"batch", b}, {"usd_per_million", cost_per_million_tokens(price, tok_s)}});
   }
   s.json = {{"price_per_hour", price}, {"rows", rows}};

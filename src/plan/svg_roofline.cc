@@ -39,8 +39,8 @@ struct LogAxis {
 
 std::string roofline_svg(const HardwareSpec& hw, const std::vector<RooflinePoint>& points, const std::string& title) {
   const std::vector<Balance> roofs = machine_balance(hw);
-  double top_peak = 0, low_peak = 1e300, min_x = 1e300, max_x = 0, min_y = 1e300;
-  for (const auto& r : roofs) top_peak = std::max(top_peak, r.peak), low_peak = std::min(low_peak, r.peak);
+  double top_peak = 0, min_x = 1e300, max_x = 0, min_y = 1e300;
+  for (const auto& r : roofs) top_peak = std::max(top_peak, r.peak);
   for (const auto& r : roofs) max_x = std::max(max_x, r.flops_per_byte);
   for (const auto& p : points) {
     if (p.intensity <= 0 || p.flops_per_s <= 0) continue;

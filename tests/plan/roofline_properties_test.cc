@@ -31,9 +31,9 @@ TEST(RooflineProperties, StepNeverBelowEitherBound) {
       for (int64_t ctx : {0, 1000, 32768}) {
         const DecodePoint p = decode_point(in, batch, ctx);
         const double bytes_bound = p.cost.bytes() / in.hw.memory_bw;
-        double flops_bound = 0;  // every FLOP at the fastest rate the device has
+        // Every FLOP at the fastest rate the device has.
         const double fastest = std::max({in.hw.peak(ComputeClass::FP4), in.hw.peak(ComputeClass::FP8), in.hw.peak(ComputeClass::BF16)});
-        flops_bound = p.cost.flops() / fastest;
+        const double flops_bound = p.cost.flops() / fastest;
         EXPECT_GE(p.time.seconds * (1 + 1e-12), bytes_bound) << in.spec.name;
         EXPECT_GE(p.time.seconds * (1 + 1e-12), flops_bound) << in.spec.name;
         EXPECT_GE(p.time.seconds * (1 + 1e-12), std::max(p.time.memory_s, p.time.compute_s));
@@ -130,7 +130,9 @@ TEST(RooflineProperties, SloBatchMeetsTheSloAndFits) {
   ASSERT_GT(r.batch, 0);
   EXPECT_LE(r.point.time.seconds, 0.030);
   EXPECT_LE(r.batch, r.memory_limit);
-  if (r.slo_bound) EXPECT_GT(decode_point(in, r.batch + 1, 4096).time.seconds, 0.030);
+  if (r.slo_bound) {
+    EXPECT_GT(decode_point(in, r.batch + 1, 4096).time.seconds, 0.030);
+  }
 }
 
 }  // namespace
