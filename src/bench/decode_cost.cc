@@ -3,8 +3,8 @@
 namespace ridge::bench {
 namespace {
 
-// The KV cache stores f32 today (kv/kv_cache.h).
-constexpr int64_t kKvElementBytes = sizeof(float);
+// The KV cache stores f16 (kv/kv_cache.h).
+constexpr int64_t kKvElementBytes = sizeof(uint16_t);  // f16 K and V
 
 int64_t bytes_of(const WeightRef& w) { return w.present() ? w.rows * w.row_bytes() : 0; }
 int64_t params_of(const WeightRef& w) { return w.present() ? w.rows * w.cols : 0; }

@@ -1,7 +1,5 @@
 // ridge run: generate text for a prompt or a chat message, streaming it to stdout,
 // then report prompt/generated token counts and prefill/decode speed on stderr.
-#include <omp.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -81,13 +79,12 @@ void print_json(const GenerationResult& result, double load_seconds) {
 }
 
 void run(RunOptions& o) {
-  if (o.threads > 0) omp_set_num_threads(o.threads);
   const auto load_start = std::chrono::steady_clock::now();
   const std::string path = resolve_model_path(o.model);
   const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   const Model model = load_gguf_model(file);
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
-  LlamaForward forward(model);
+  LlamaForward forward(model, o.threads);
   const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
   Generator generator(forward, tokenizer, n_ctx);
 

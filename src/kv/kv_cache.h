@@ -1,5 +1,6 @@
 #pragma once
-// The K/V history of one sequence, contiguous per layer, in f32.
+// The K/V history of one sequence, contiguous per layer, stored as f16 (llama.cpp's and vLLM's
+// default: half the bytes of f32 for a loss far below the weights' quantization noise).
 // (The paged, shared, multi-sequence cache replaces this under the same runner.)
 #include <cstdint>
 #include <vector>
@@ -15,14 +16,15 @@ class KvCache {
   int64_t size() const { return size_; }  // positions filled
   void resize(int64_t n);                 // keep the first n positions (n <= size) or mark n filled
   void clear() { size_ = 0; }
+  int64_t bytes() const { return int64_t(data_.size() * sizeof(uint16_t)); }
 
-  float* keys(int64_t layer) { return data_.data() + (layer * 2) * capacity_ * kv_dim_; }    // (capacity, kv_dim)
-  float* values(int64_t layer) { return data_.data() + (layer * 2 + 1) * capacity_ * kv_dim_; }  // (capacity, kv_dim)
+  uint16_t* keys(int64_t layer) { return data_.data() + (layer * 2) * capacity_ * kv_dim_; }        // (capacity, kv_dim) f16
+  uint16_t* values(int64_t layer) { return data_.data() + (layer * 2 + 1) * capacity_ * kv_dim_; }  // (capacity, kv_dim) f16
 
  private:
   int64_t n_layer_, capacity_, kv_dim_;
   int64_t size_ = 0;
-  std::vector<float> data_;  // (n_layer, 2, capacity, kv_dim)
+  std::vector<uint16_t> data_;  // (n_layer, 2, capacity, kv_dim)
 };
 
 }  // namespace ridge

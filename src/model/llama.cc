@@ -4,11 +4,12 @@
 #include <cmath>
 #include <cstring>
 
+#include <omp.h>
+
 #include "core/error.h"
 #include "kernels/ref/activation.h"
-#include "kernels/ref/attention.h"
+#include "kernels/cpu/attention.h"
 #include "kernels/ref/dequant.h"
-#include "kernels/ref/matmul.h"
 #include "kernels/ref/norm.h"
 #include "kernels/ref/rope.h"
 #include "model/rope_freqs.h"
@@ -17,6 +18,7 @@ namespace ridge {
 namespace {
 
 ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols}; }
+cpu::MatmulJob job(const WeightRef& w, float* y) { return {as_matrix(w), y}; }
 const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
 
 void add_bias(float* x, const WeightRef& bias, int64_t n_tokens) {
@@ -32,7 +34,8 @@ void add_into(float* x, const float* y, int64_t n) {
 
 }  // namespace
 
-LlamaForward::LlamaForward(const Model& model) : model_(model) {
+LlamaForward::LlamaForward(const Model& model, int n_threads)
+    : model_(model), pool_(n_threads > 0 ? n_threads : omp_get_max_threads()) {
   const auto& freqs = model.weights.rope_freqs;
   inv_freq_ = rope_inv_freq(model.spec, freqs.present() ? as_f32(freqs) : nullptr);
 }
@@ -72,7 +75,11 @@ void LlamaForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool
   const float* last = x_.data() + (n - n_out) * s.n_embd;
   ref::rms_norm(last, as_f32(w.output_norm), n_out, s.n_embd, s.rms_eps, xn_.data());
   logits.resize(size_t(n_out * s.n_vocab));
-  ref::matmul(as_matrix(w.output), xn_.data(), n_out, logits.data());
+  matmul({job(w.output, logits.data())}, xn_.data(), n_out);
+}
+
+void LlamaForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens) {
+  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, pool_, matmul_scratch_);
 }
 
 void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache& cache, int64_t n) {
@@ -85,9 +92,7 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache
   proj_.resize(x_.size());
 
   ref::rms_norm(x_.data(), as_f32(layer.attn_norm), n, s.n_embd, s.rms_eps, xn_.data());
-  ref::matmul(as_matrix(layer.wq), xn_.data(), n, q_.data());
-  ref::matmul(as_matrix(layer.wk), xn_.data(), n, k_.data());
-  ref::matmul(as_matrix(layer.wv), xn_.data(), n, v_.data());
+  matmul({job(layer.wq, q_.data()), job(layer.wk, k_.data()), job(layer.wv, v_.data())}, xn_.data(), n);
   add_bias(q_.data(), layer.bq, n);
   add_bias(k_.data(), layer.bk, n);
   add_bias(v_.data(), layer.bv, n);
@@ -99,14 +104,24 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache
   ref::rope(rope, positions_.data(), n, k_.data());
 
   // Append this batch's K/V after the history, then attend over history + batch.
-  float* keys = cache.keys(l);
-  float* values = cache.values(l);
-  std::memcpy(keys + pos0 * s.kv_dim(), k_.data(), k_.size() * sizeof(float));
-  std::memcpy(values + pos0 * s.kv_dim(), v_.data(), v_.size() * sizeof(float));
+  uint16_t* keys = cache.keys(l);
+  uint16_t* values = cache.values(l);
+  cpu::store_f16(k_.data(), int64_t(k_.size()), keys + pos0 * s.kv_dim());
+  cpu::store_f16(v_.data(), int64_t(v_.size()), values + pos0 * s.kv_dim());
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, 1.0f / std::sqrt(float(s.head_dim))};
-  ref::attention(args, q_.data(), positions_.data(), n, keys, values, pos0 + n, attn_.data());
+  const int64_t n_kv = pos0 + n;
+  scores_.resize(size_t(pool_.size() * n_kv));
+  pool_.run([&](int thread, int n_threads) {
+    const Range pairs = split_range(n * s.n_head, 1, thread, n_threads);  // (token, head) pairs
+    for (int64_t i = pairs.begin; i < pairs.end; ++i) {
+      const int64_t t = i / s.n_head, h = i % s.n_head;
+      const int64_t offset = (t * s.n_head + h) * s.head_dim;
+      cpu::attention_head_f16(args, h, q_.data() + offset, positions_[size_t(t)], keys, values, n_kv,
+                              scores_.data() + thread * n_kv, attn_.data() + offset);
+    }
+  });
 
-  ref::matmul(as_matrix(layer.wo), attn_.data(), n, proj_.data());
+  matmul({job(layer.wo, proj_.data())}, attn_.data(), n);
   add_into(x_.data(), proj_.data(), n * s.n_embd);
 }
 
@@ -116,10 +131,9 @@ void LlamaForward::ffn_block(const LayerWeights& layer, int64_t n) {
   up_.resize(gate_.size());
 
   ref::rms_norm(x_.data(), as_f32(layer.ffn_norm), n, s.n_embd, s.rms_eps, xn_.data());
-  ref::matmul(as_matrix(layer.w_gate), xn_.data(), n, gate_.data());
-  ref::matmul(as_matrix(layer.w_up), xn_.data(), n, up_.data());
+  matmul({job(layer.w_gate, gate_.data()), job(layer.w_up, up_.data())}, xn_.data(), n);
   ref::swiglu(gate_.data(), up_.data(), n * s.n_ff);
-  ref::matmul(as_matrix(layer.w_down), gate_.data(), n, proj_.data());
+  matmul({job(layer.w_down, proj_.data())}, gate_.data(), n);
   add_into(x_.data(), proj_.data(), n * s.n_embd);
 }
 

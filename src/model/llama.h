@@ -4,6 +4,8 @@
 #include <span>
 #include <vector>
 
+#include "core/thread_pool.h"
+#include "kernels/cpu/matmul.h"
 #include "kv/kv_cache.h"
 #include "model/weights.h"
 
@@ -11,7 +13,9 @@ namespace ridge {
 
 class LlamaForward {
  public:
-  explicit LlamaForward(const Model& model);
+  // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).
+  explicit LlamaForward(const Model& model, int n_threads = 0);
+  int n_threads() const { return pool_.size(); }
 
   const ModelSpec& spec() const { return model_.spec; }
   KvCache make_cache(int64_t n_ctx) const;
@@ -24,8 +28,12 @@ class LlamaForward {
  private:
   void attention_block(const LayerWeights& layer, int64_t layer_index, KvCache& cache, int64_t n_tokens);
   void ffn_block(const LayerWeights& layer, int64_t n_tokens);
+  void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens);
 
   const Model& model_;
+  ThreadPool pool_;
+  cpu::MatmulScratch matmul_scratch_;
+  std::vector<float> scores_;  // (n_threads, n_ctx) attention scores, one row per thread
   std::vector<float> inv_freq_;  // (rope_dim / 2)
   // Activations for the current batch of tokens.
   std::vector<float> x_;       // (n_tokens, n_embd) residual stream

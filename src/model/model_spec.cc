@@ -44,6 +44,7 @@ void validate(const ModelSpec& s) {
   positive(s.head_dim, "head_dim");
   positive(s.n_ff, "n_ff");
   positive(s.n_ctx_train, "n_ctx_train");
+  if (s.head_dim > 512) fail("model spec: head_dim {} is larger than the 512 ridge supports", s.head_dim);
   if (s.n_head % s.n_head_kv != 0) fail("model spec: n_head {} is not a multiple of n_head_kv {}", s.n_head, s.n_head_kv);
   if (s.rope_dim <= 0 || s.rope_dim > s.head_dim || s.rope_dim % 2 != 0)
     fail("model spec: rope_dim {} must be even and in (0, head_dim {}]", s.rope_dim, s.head_dim);

@@ -35,7 +35,7 @@ TEST(DecodeCost, CountsEveryMatrixOnceAndOneEmbeddingRow) {
   const int64_t output = 100 * 68 + 64 * 4;                                            // tied: token_embd + norm
   EXPECT_EQ(c.weight_bytes_per_token, 2 * layer + output + 68);
   EXPECT_EQ(c.file_weight_bytes, 2 * layer + output);
-  EXPECT_EQ(c.kv_bytes_per_position, 2 * 2 * 32 * 4);
+  EXPECT_EQ(c.kv_bytes_per_position, 2 * 2 * 32 * 2);  // K and V, 2 layers, kv_dim 32, f16
   EXPECT_EQ(c.matmul_params, 2 * (64 * 64 * 2 + 32 * 64 * 2 + 128 * 64 * 3) + 100 * 64);
 }
 

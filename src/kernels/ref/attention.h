@@ -18,4 +18,9 @@ struct AttentionArgs {
 void attention(const AttentionArgs& args, const float* q, const int32_t* positions, int64_t n_tokens,
                const float* k, const float* v, int64_t n_kv, float* out);
 
+// One (token, query head) of the above: q_head (head_dim) at `position`, out_head (head_dim).
+// `scores` must hold min(n_kv, position + 1) floats. Threads can split the (token, head) pairs.
+void attention_head(const AttentionArgs& args, int64_t head, const float* q_head, int32_t position, const float* k,
+                    const float* v, int64_t n_kv, float* scores, float* out_head);
+
 }  // namespace ridge::ref

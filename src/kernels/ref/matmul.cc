@@ -9,10 +9,8 @@ namespace ridge::ref {
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
   const int64_t row_bytes = dtype_row_bytes(w.type, w.cols);
   const auto* base = static_cast<const uint8_t*>(w.data);
-#pragma omp parallel
   {
     std::vector<float> row(size_t(w.cols));  // (cols) one dequantized weight row
-#pragma omp for schedule(static)
     for (int64_t r = 0; r < w.rows; ++r) {
       dequantize_row(w.type, base + r * row_bytes, row.data(), w.cols);
       for (int64_t t = 0; t < n_tokens; ++t) {

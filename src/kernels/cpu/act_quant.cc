@@ -1,0 +1,27 @@
+#include "kernels/cpu/act_quant.h"
+
+#include <cmath>
+
+#include "core/fp16.h"
+
+namespace ridge::cpu {
+
+void quantize_activations(const float* x, int64_t n, ActBlock* out) {
+  for (int64_t b = 0; b < n / kActBlock; ++b, x += kActBlock) {
+    float amax = 0.0f;
+    for (int i = 0; i < kActBlock; ++i) amax = std::fmax(amax, std::fabs(x[i]));
+    const float d = amax / 127.0f;
+    const float inv = amax != 0.0f ? 127.0f / amax : 0.0f;
+    int32_t sum = 0;
+    for (int i = 0; i < kActBlock; ++i) {
+      const int q = int(std::nearbyint(x[i] * inv));  // default rounding mode: half to even
+      out[b].q[i] = int8_t(q);
+      sum += q;
+    }
+    out[b].d = f16_to_f32(f32_to_f16(d));
+    out[b].s = f16_to_f32(f32_to_f16(d * float(sum)));
+    out[b].sum = sum;
+  }
+}
+
+}  // namespace ridge::cpu

@@ -1,0 +1,23 @@
+#pragma once
+// Activations quantized on the fly to int8 in blocks of 32, so that matmuls against 4- and 8-bit
+// weights run as integer dot products. The rounding is llama.cpp's (Q8_0 / Q8_1 as its x86 path
+// quantizes them): scale amax/127 stored as f16, q = round-half-even(x * 127/amax), and the block
+// sum times the scale as f16, which is how Q4_1's minimum enters the dot product.
+#include <cstdint>
+
+namespace ridge::cpu {
+
+inline constexpr int64_t kActBlock = 32;
+
+struct ActBlock {
+  float d;      // scale, rounded to f16: x ≈ d * q
+  float s;      // (amax/127) * Σq rounded to f16 (Q8_1's s)
+  int32_t sum;  // Σq, for offsets that must stay exact (Q4_0's -8)
+  int8_t q[32];
+};
+static_assert(sizeof(ActBlock) == 44);
+
+// x: (n) f32, n a multiple of 32 -> out: (n / 32) blocks.
+void quantize_activations(const float* x, int64_t n, ActBlock* out);
+
+}  // namespace ridge::cpu

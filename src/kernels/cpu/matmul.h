@@ -1,0 +1,32 @@
+#pragma once
+// The CPU matmul: y = x · Wᵀ against weights in their stored format, several matrices that read
+// the same input in one parallel region (Q, K, V; gate, up). 4- and 8-bit block weights run as
+// integer dot products against activations quantized once per call; other types are dequantized
+// a row at a time and dotted in f32.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/ref/matmul.h"
+
+namespace ridge::cpu {
+
+struct MatmulJob {
+  ref::WeightMatrix w;  // (rows, cols)
+  float* y;             // (n_tokens, w.rows)
+};
+
+// Buffers reused across calls (one per forward pass).
+struct MatmulScratch {
+  std::vector<ActBlock> acts;               // (n_tokens, cols / 32)
+  std::vector<std::vector<float>> rows;     // per thread: one dequantized weight row
+};
+
+// Every job must have the same cols (they share x: (n_tokens, cols)).
+void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
+            Isa isa = active_isa());
+
+}  // namespace ridge::cpu

@@ -1,0 +1,35 @@
+#pragma once
+// The per-ISA inner kernels of the quantized matmul. Each is compiled in its own translation unit
+// with that ISA's flags (matmul_<isa>.cc) and chosen at run time by matmul.cc.
+#include <cstdint>
+
+#include "core/dtype.h"
+#include "kernels/cpu/act_quant.h"
+
+namespace ridge::cpu {
+
+// y[t * y_stride + r] = dot(weight row r, activation row t) for r in [row_begin, row_end), t in [0, n_tokens).
+struct QuantDotTask {
+  DType type;            // Q4_0, Q4_1 or Q8_0
+  const uint8_t* w;      // (rows, row_bytes) blocks as stored in GGUF
+  int64_t row_bytes;
+  int64_t n_blocks;      // blocks of 32 per row
+  int64_t row_begin, row_end;
+  const ActBlock* acts;  // (n_tokens, n_blocks)
+  int64_t n_tokens;
+  float* y;
+  int64_t y_stride;
+};
+
+bool quant_dot_supported(DType type);
+
+void quant_dot_scalar(const QuantDotTask& task);
+void quant_dot_avx2(const QuantDotTask& task);
+void quant_dot_avxvnni(const QuantDotTask& task);
+void quant_dot_avx512vnni(const QuantDotTask& task);
+
+// f32 dot of n values (fallback for weight types without an integer kernel).
+float dot_f32_scalar(const float* a, const float* b, int64_t n);
+float dot_f32_avx2(const float* a, const float* b, int64_t n);
+
+}  // namespace ridge::cpu

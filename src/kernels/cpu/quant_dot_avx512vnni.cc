@@ -1,0 +1,7 @@
+// Integer dot kernels for AVX-512 VNNI with VL (256-bit EVEX vpdpbusd).
+// GCC 12 flags its own AVX-512 headers with -Wuninitialized (a known false positive).
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#define RIDGE_QDOT_FN quant_dot_avx512vnni
+#define RIDGE_QDOT_NS avx512vnni_impl
+#define RIDGE_QDOT_VNNI 1
+#include "kernels/cpu/quant_dot_simd.h"

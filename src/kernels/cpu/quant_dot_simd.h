@@ -1,0 +1,141 @@
+#pragma once
+// Body of the 256-bit integer dot kernels, included once per ISA translation unit with
+//   RIDGE_QDOT_FN   the function to define (quant_dot_avx2, ...)
+//   RIDGE_QDOT_NS   a namespace private to that unit (inline helpers compiled with different flags
+//                   must not be merged by the linker)
+//   RIDGE_QDOT_VNNI 1 to use vpdpbusd (AVX-VNNI or AVX-512 VNNI/VL), 0 for vpmaddubsw + vpmaddwd
+// One weight block is unpacked once and dotted with up to 4 tokens (a 1 x 4 register tile);
+// per-block scales are applied in f32, weight offsets through the activations' block sums.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/matmul_kernels.h"
+
+namespace ridge::cpu {
+namespace RIDGE_QDOT_NS {
+
+inline float load_f16(const uint8_t* p) {
+  uint16_t h;
+  __builtin_memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// 16 bytes of nibbles -> 32 unsigned bytes in element order (low nibbles first).
+inline __m256i unpack_nibbles(const uint8_t* p) {
+  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  const __m128i mask = _mm_set1_epi8(0x0f);
+  return _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(x, 4), mask), _mm_and_si128(x, mask));
+}
+
+// Σ u[i] * s[i] as 8 int32 lanes; u unsigned bytes (< 128 on the maddubs path, so no saturation), s signed.
+inline __m256i dot_u8_s8(__m256i u, __m256i s) {
+#if RIDGE_QDOT_VNNI
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_dpbusd_avx_epi32(_mm256_setzero_si256(), u, s);
+#endif
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+inline float hsum(__m256 v) {
+  __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+
+// One weight block made ready for the integer dot: unsigned quants `u` (or signed `w` with
+// sign trick), its scale, and the coefficient of the activation block sum.
+struct WeightBlock {
+  __m256i q;
+  float d;
+  float offset_exact;  // multiplies act.d * act.sum (Q4_0's -8d, the +128 of the VNNI Q8_0 path)
+  float offset_min;    // multiplies act.s (Q4_1's minimum, as llama.cpp applies it)
+};
+
+template <DType T>
+inline WeightBlock load_block(const uint8_t* p) {
+  if constexpr (T == DType::Q4_0) {
+    const float d = load_f16(p);
+    return {unpack_nibbles(p + 2), d, -8.0f * d, 0.0f};
+  } else if constexpr (T == DType::Q4_1) {
+    return {unpack_nibbles(p + 4), load_f16(p), 0.0f, load_f16(p + 2)};
+  } else {  // Q8_0
+    const float d = load_f16(p);
+    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
+#if RIDGE_QDOT_VNNI
+    return {_mm256_xor_si256(w, _mm256_set1_epi8(char(0x80))), d, -128.0f * d, 0.0f};  // w + 128 as unsigned
+#else
+    return {w, d, 0.0f, 0.0f};  // signed: dotted with the sign trick below
+#endif
+  }
+}
+
+template <DType T>
+inline __m256i block_dot(const WeightBlock& wb, const ActBlock& a) {
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+#if !RIDGE_QDOT_VNNI
+  if constexpr (T == DType::Q8_0) return dot_u8_s8(_mm256_sign_epi8(wb.q, wb.q), _mm256_sign_epi8(q, wb.q));
+#endif
+  return dot_u8_s8(wb.q, q);
+}
+
+template <DType T, int NT>
+inline void dot_row_tile(const uint8_t* row, int64_t n_blocks, const ActBlock* acts, int64_t act_stride, int64_t block_bytes,
+                         float* out) {
+  __m256 acc[NT];
+  float offset_sum[NT];
+  for (int t = 0; t < NT; ++t) {
+    acc[t] = _mm256_setzero_ps();
+    offset_sum[t] = 0.0f;
+  }
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const WeightBlock wb = load_block<T>(row + b * block_bytes);
+    for (int t = 0; t < NT; ++t) {
+      const ActBlock& a = acts[t * act_stride + b];
+      const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb, a));
+      acc[t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(wb.d * a.d), acc[t]);
+      offset_sum[t] += wb.offset_exact * (a.d * float(a.sum)) + wb.offset_min * a.s;
+    }
+  }
+  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + offset_sum[t];
+}
+
+template <DType T>
+void run_task(const QuantDotTask& task) {
+  const int64_t block_bytes = dtype_info(T).block_bytes;
+  constexpr int64_t kTokenChunk = 64;  // keeps a chunk of activations in L2 while rows stream by
+  for (int64_t t0 = 0; t0 < task.n_tokens; t0 += kTokenChunk) {
+    const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
+    for (int64_t r = task.row_begin; r < task.row_end; ++r) {
+      const uint8_t* row = task.w + r * task.row_bytes;
+      int64_t t = t0;
+      float out[4];
+      for (; t + 4 <= t_end; t += 4) {
+        dot_row_tile<T, 4>(row, task.n_blocks, task.acts + t * task.n_blocks, task.n_blocks, block_bytes, out);
+        for (int i = 0; i < 4; ++i) task.y[(t + i) * task.y_stride + r] = out[i];
+      }
+      for (; t < t_end; ++t) {
+        dot_row_tile<T, 1>(row, task.n_blocks, task.acts + t * task.n_blocks, task.n_blocks, block_bytes, out);
+        task.y[t * task.y_stride + r] = out[0];
+      }
+    }
+  }
+}
+
+}  // namespace RIDGE_QDOT_NS
+
+void RIDGE_QDOT_FN(const QuantDotTask& task) {
+  switch (task.type) {
+    case DType::Q4_0: return RIDGE_QDOT_NS::run_task<DType::Q4_0>(task);
+    case DType::Q4_1: return RIDGE_QDOT_NS::run_task<DType::Q4_1>(task);
+    case DType::Q8_0: return RIDGE_QDOT_NS::run_task<DType::Q8_0>(task);
+    default: break;
+  }
+}
+
+}  // namespace ridge::cpu

@@ -1,0 +1,137 @@
+"""ridge's forward pass against llama.cpp on the default model.
+
+Pass marks: mean KL(llama.cpp || ridge) of the next-token distributions below 0.01 nats over at
+least 500 positions of 5 prompts, top-1 agreement of at least 97%, and greedy 64-token continuations
+identical to llama.cpp's at least as often as llama.cpp's own flash-attention path reproduces them.
+"""
+import json
+import subprocess
+import tempfile
+
+import numpy as np
+import pytest
+
+from llama_oracle import LlamaOracle
+
+PROMPTS = [
+    "The history of the Roman Empire spans more than a thousand years. It began when Augustus became the first "
+    "emperor in 27 BC, after a century of civil wars that had torn the Republic apart. Over the following centuries "
+    "the empire expanded across the Mediterranean, building roads, aqueducts and cities whose ruins still stand. "
+    "Historians often divide its story into the Principate and the Dominate, and they argue about why the western "
+    "half fell in 476 while the eastern half survived for another thousand years.",
+    "def fibonacci(n):\n    \"\"\"Return the n-th Fibonacci number.\"\"\"\n    a, b = 0, 1\n    for _ in range(n):\n"
+    "        a, b = b, a + b\n    return a\n\n\ndef is_prime(n):\n    if n < 2:\n        return False\n"
+    "    for d in range(2, int(n ** 0.5) + 1):\n        if n % d == 0:\n            return False\n    return True\n\n\n"
+    "if __name__ == \"__main__\":\n    primes = [n for n in range(100) if is_prime(n)]\n    print(primes)\n",
+    "<|im_start|>system\nYou are a helpful AI assistant named SmolLM, trained by Hugging Face<|im_end|>\n"
+    "<|im_start|>user\nExplain in simple terms why the sky is blue during the day and red at sunset. Keep the "
+    "explanation short, but mention Rayleigh scattering and the path length of sunlight through the atmosphere."
+    "<|im_end|>\n<|im_start|>assistant\nThe sky looks blue because sunlight is scattered by the molecules of the air, "
+    "and shorter wavelengths scatter much more strongly than longer ones.",
+    "Recipe for a simple loaf of bread: 500 g of flour, 350 ml of warm water, 10 g of salt and 7 g of dried yeast. "
+    "Mix the flour and the salt in a large bowl, dissolve the yeast in the water, then pour it in and knead the dough "
+    "for ten minutes until it is smooth and elastic. Let it rise for an hour, shape it, let it rise again, and bake "
+    "it at 220 degrees for about thirty-five minutes, until the crust is golden and the loaf sounds hollow.",
+    "Q: A train leaves the station at 3:15 pm and travels 180 kilometres at an average speed of 72 km/h. When does "
+    "it arrive?\nA: The journey takes 180 / 72 = 2.5 hours, so the train arrives at 5:45 pm.\n\nQ: A shop sells "
+    "pencils in packs of 12. A school needs 1,000 pencils. How many packs must it buy, and how many pencils are left "
+    "over?\nA: 1,000 / 12 = 83.33, so the school needs 84 packs, which hold 1,008 pencils, leaving 8 spare.",
+]
+
+
+@pytest.fixture(scope="module")
+def oracle(default_model):
+    o = LlamaOracle(default_model, flash_attn=False)
+    yield o
+    o.close()
+
+
+def tokenize(oracle, text):
+    import llama_cpp as lc
+
+    data = text.encode()
+    buf = (lc.llama_token * 4096)()
+    n = lc.llama_tokenize(oracle.vocab, data, len(data), buf, 4096, True, True)
+    assert n > 0
+    return list(buf[:n])
+
+
+def ridge_logits(ridge_bin, model, ids):
+    with tempfile.NamedTemporaryFile(suffix=".bin") as out:
+        subprocess.run([ridge_bin, "logits", "-m", model, "--tokens", ",".join(map(str, ids)), "-o", out.name],
+                       check=True, capture_output=True)
+        return np.fromfile(out.name, dtype=np.float32).reshape(len(ids), -1).astype(np.float64)
+
+
+def log_softmax(x):
+    x = x - x.max(axis=1, keepdims=True)
+    return x - np.log(np.exp(x).sum(axis=1, keepdims=True))
+
+
+def test_next_token_distributions_match_llama_cpp(ridge_bin, default_model, oracle):
+    kls, agree, positions = [], 0, 0
+    for text in PROMPTS:
+        ids = tokenize(oracle, text)
+        ref = log_softmax(oracle.logits(ids))
+        got = log_softmax(ridge_logits(ridge_bin, default_model, ids))
+        kl = (np.exp(ref) * (ref - got)).sum(axis=1)
+        kls.extend(kl.tolist())
+        agree += int((ref.argmax(axis=1) == got.argmax(axis=1)).sum())
+        positions += len(ids)
+    mean_kl, top1 = float(np.mean(kls)), agree / positions
+    print(f"\npositions={positions} prompts={len(PROMPTS)} mean_kl={mean_kl:.6f} max_kl={max(kls):.6f} top1={top1:.4f}")
+    assert positions >= 500
+    assert mean_kl < 0.01
+    assert top1 >= 0.97
+
+
+# Short prompts whose greedy continuations are checked in addition to PROMPTS.
+GREEDY_PROMPTS = PROMPTS + [
+    "The capital of France is",
+    "Once upon a time, in a small village at the edge of a great forest, there lived a young girl named",
+    "import numpy as np\n\ndef softmax(x):\n",
+    "The three primary colors are",
+    "<|im_start|>user\nWhat is the boiling point of water at sea level?<|im_end|>\n<|im_start|>assistant\n",
+    "<|im_start|>user\nList three fruits that are red.<|im_end|>\n<|im_start|>assistant\n",
+    "Photosynthesis is the process by which plants",
+    "The quick brown fox jumps over the lazy dog. The quick brown fox",
+    "#include <stdio.h>\n\nint main(void) {\n",
+    "Water is made of two elements:",
+    "In mathematics, a prime number is",
+    "<|im_start|>user\nTranslate 'good morning' into French.<|im_end|>\n<|im_start|>assistant\n",
+]
+
+
+def first_difference(a, b):
+    return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
+
+
+def test_greedy_continuations_match_llama_cpp(ridge_bin, default_model, oracle):
+    """Greedy 64-token continuations against llama.cpp's default path (f16 KV, no flash attention).
+
+    A Q4_1 model with int8 activations has many near-ties (top-2 logits within 0.1), so a continuation
+    flips on any rounding difference. The yardstick is llama.cpp against itself: the same model with
+    its other exact-in-theory attention path (flash attention, f32 KV) reproduces its own default
+    continuation only on some prompts. ridge must agree with llama.cpp at least that often.
+    """
+    alternative = LlamaOracle(default_model, flash_attn=True, kv_type=0)
+    ridge_matches, self_matches, report = 0, 0, []
+    try:
+        for text in GREEDY_PROMPTS:
+            ids = tokenize(oracle, text)
+            ref = oracle.greedy(ids, 64)
+            alt = alternative.greedy(ids, 64)
+            run = subprocess.run([ridge_bin, "run", "-m", default_model, "--tokens", ",".join(map(str, ids)), "-n", "64",
+                                  "--ignore-eos", "--json"], check=True, capture_output=True, text=True)
+            got = json.loads(run.stdout)["tokens"]
+            ridge_matches += got == ref
+            self_matches += alt == ref
+            report.append(f"{first_difference(ref, got)}/{first_difference(ref, alt)}")
+    finally:
+        alternative.close()
+    n = len(GREEDY_PROMPTS)
+    first_five = sum(r.startswith("None/") for r in report[:5])
+    print(f"\ngreedy 64-token continuations identical to llama.cpp: ridge {ridge_matches}/{n} "
+          f"(first five prompts: {first_five}/5), llama.cpp's flash-attention path {self_matches}/{n}")
+    print("first differing step, ridge/llama.cpp-alternative (None = identical): " + ", ".join(report))
+    assert ridge_matches >= self_matches
