@@ -42,5 +42,13 @@ test-asan: deps $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target ridge_tests ridge
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
 
+# libFuzzer on the GGUF parser (clang): FUZZ_SECONDS of fuzzing, new finds under build-fuzz/corpus-new.
+FUZZ_SECONDS ?= 300
+fuzz:
+	cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DRIDGE_FUZZ=ON -DBUILD_TESTING=OFF
+	cmake --build build-fuzz --target gguf_fuzz
+	mkdir -p build-fuzz/corpus-new
+	build-fuzz/fuzz/gguf_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus-new fuzz/corpus
+
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz
