@@ -37,7 +37,8 @@ void add_into(float* x, const float* y, int64_t n) {
 LlamaForward::LlamaForward(const Model& model, int n_threads)
     : model_(model), pool_(n_threads > 0 ? n_threads : omp_get_max_threads()) {
   const auto& freqs = model.weights.rope_freqs;
-  inv_freq_ = rope_inv_freq(model.spec, freqs.present() ? as_f32(freqs) : nullptr);
+  rope_theta_scale_ = rope_theta_scale(model.spec);
+  rope_freq_factors_ = rope_freq_factors(model.spec, freqs.present() ? as_f32(freqs) : nullptr);
 }
 
 KvCache LlamaForward::make_cache(int64_t n_ctx) const {
@@ -97,7 +98,8 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache
   add_bias(k_.data(), layer.bk, n);
   add_bias(v_.data(), layer.bv, n);
 
-  ref::RopeArgs rope{s.n_head, s.head_dim, s.rope_dim, s.rope_style == RopeStyle::NeoX, inv_freq_.data()};
+  ref::RopeArgs rope{s.n_head, s.head_dim, s.rope_dim, s.rope_style == RopeStyle::NeoX, rope_theta_scale_,
+                     rope_freq_factors_.empty() ? nullptr : rope_freq_factors_.data()};
   if (s.rope_scaling.type == RopeScaling::Type::Linear) rope.position_scale = 1.0f / s.rope_scaling.factor;
   ref::rope(rope, positions_.data(), n, q_.data());
   rope.n_heads = s.n_head_kv;

@@ -34,7 +34,8 @@ class LlamaForward {
   ThreadPool pool_;
   cpu::MatmulScratch matmul_scratch_;
   std::vector<float> scores_;  // (n_threads, n_ctx) attention scores, one row per thread
-  std::vector<float> inv_freq_;  // (rope_dim / 2)
+  float rope_theta_scale_;
+  std::vector<float> rope_freq_factors_;  // (rope_dim / 2) or empty
   // Activations for the current batch of tokens.
   std::vector<float> x_;       // (n_tokens, n_embd) residual stream
   std::vector<float> xn_;      // (n_tokens, n_embd) normalised input of a block

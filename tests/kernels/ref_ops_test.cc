@@ -69,16 +69,17 @@ TEST(RefNorm, RmsNormScalesToUnitRms) {
 
 TEST(RefRope, RotatesPairsLikeComplexMultiplication) {
   const int heads = 3, dim = 8, rope_dim = 6;
-  std::vector<float> inv_freq = {1.0f, 0.1f, 0.01f};
+  const float theta_scale = 0.1f;
+  const std::vector<float> factors = {1.0f, 2.0f, 4.0f};
   for (bool neox : {false, true}) {
     auto x = random_vector(heads * dim, 7);
     const auto original = x;
     const int32_t pos = 17;
-    rope({heads, dim, rope_dim, neox, inv_freq.data()}, &pos, 1, x.data());
+    rope({heads, dim, rope_dim, neox, theta_scale, factors.data()}, &pos, 1, x.data());
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < rope_dim / 2; ++i) {
         const int a = h * dim + (neox ? i : 2 * i), b = h * dim + (neox ? i + rope_dim / 2 : 2 * i + 1);
-        const double angle = pos * double(inv_freq[size_t(i)]);
+        const double angle = pos * std::pow(double(theta_scale), i) / factors[size_t(i)];
         EXPECT_NEAR(x[size_t(a)], original[size_t(a)] * std::cos(angle) - original[size_t(b)] * std::sin(angle), 1e-4);
         EXPECT_NEAR(x[size_t(b)], original[size_t(a)] * std::sin(angle) + original[size_t(b)] * std::cos(angle), 1e-4);
       }

@@ -20,7 +20,6 @@ void quantize_activations(const float* x, int64_t n, ActBlock* out) {
     }
     out[b].d = f16_to_f32(f32_to_f16(d));
     out[b].s = f16_to_f32(f32_to_f16(d * float(sum)));
-    out[b].sum = sum;
   }
 }
 

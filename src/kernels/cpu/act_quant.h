@@ -12,10 +12,9 @@ inline constexpr int64_t kActBlock = 32;
 struct ActBlock {
   float d;      // scale, rounded to f16: x ≈ d * q
   float s;      // (amax/127) * Σq rounded to f16 (Q8_1's s)
-  int32_t sum;  // Σq, for offsets that must stay exact (Q4_0's -8)
   int8_t q[32];
 };
-static_assert(sizeof(ActBlock) == 44);
+static_assert(sizeof(ActBlock) == 40);
 
 // x: (n) f32, n a multiple of 32 -> out: (n / 32) blocks.
 void quantize_activations(const float* x, int64_t n, ActBlock* out);

@@ -27,11 +27,12 @@ void attention_head_f16(const ref::AttentionArgs& args, int64_t head, const floa
     scores[j] = dot * args.scale;
     max_score = std::max(max_score, scores[j]);
   }
-  float denom = 0.0f;
-  for (int64_t j = 0; j < n_seen; ++j) denom += scores[j] = std::exp(scores[j] - max_score);
+  double denom = 0.0;  // summed in double and applied as one reciprocal, as llama.cpp's softmax does
+  for (int64_t j = 0; j < n_seen; ++j) denom += double(scores[j] = std::exp(scores[j] - max_score));
+  const float inv_denom = float(1.0 / denom);
   std::fill(out_head, out_head + args.head_dim, 0.0f);
   for (int64_t j = 0; j < n_seen; ++j) {
-    const float p = f16_to_f32(f32_to_f16(scores[j] / denom));
+    const float p = f16_to_f32(f32_to_f16(scores[j] * inv_denom));
     const uint16_t* vj = v + j * kv_stride + kv_head * args.head_dim;
     for (int64_t d = 0; d < args.head_dim; ++d) out_head[d] += p * f16_to_f32(vj[d]);
   }

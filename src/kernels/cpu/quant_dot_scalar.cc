@@ -15,8 +15,8 @@ float load_f16(const uint8_t* p) {
 }
 
 // Unpacks one weight block into signed-or-unsigned int values, its scale and its offset coefficient.
-void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offset_exact, float& offset_min) {
-  offset_exact = offset_min = 0.0f;
+void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offset_min) {
+  offset_min = 0.0f;
   if (type == DType::Q8_0) {
     d = load_f16(p);
     for (int i = 0; i < 32; ++i) q[i] = static_cast<int8_t>(p[2 + i]);
@@ -24,14 +24,11 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
   }
   const uint8_t* nibbles = p + (type == DType::Q4_1 ? 4 : 2);
   d = load_f16(p);
-  if (type == DType::Q4_1) {
-    offset_min = load_f16(p + 2);
-  } else {
-    offset_exact = -8.0f * d;
-  }
+  const int32_t zero = type == DType::Q4_1 ? 0 : 8;  // Q4_0 stores q + 8
+  if (type == DType::Q4_1) offset_min = load_f16(p + 2);
   for (int i = 0; i < 16; ++i) {
-    q[i] = nibbles[i] & 0x0f;
-    q[i + 16] = nibbles[i] >> 4;
+    q[i] = (nibbles[i] & 0x0f) - zero;
+    q[i + 16] = (nibbles[i] >> 4) - zero;
   }
 }
 
@@ -48,11 +45,11 @@ void quant_dot_scalar(const QuantDotTask& task) {
       const ActBlock* acts = task.acts + t * task.n_blocks;
       float sum = 0.0f;
       for (int64_t b = 0; b < task.n_blocks; ++b) {
-        float d, offset_exact, offset_min;
-        load_block(task.type, row + b * block_bytes, q, d, offset_exact, offset_min);
+        float d, offset_min;
+        load_block(task.type, row + b * block_bytes, q, d, offset_min);
         int32_t isum = 0;
         for (int i = 0; i < 32; ++i) isum += q[i] * acts[b].q[i];
-        sum += float(isum) * (d * acts[b].d) + offset_exact * (acts[b].d * float(acts[b].sum)) + offset_min * acts[b].s;
+        sum += float(isum) * (d * acts[b].d) + offset_min * acts[b].s;
       }
       task.y[t * task.y_stride + r] = sum;
     }

@@ -5,7 +5,9 @@
 //                   must not be merged by the linker)
 //   RIDGE_QDOT_VNNI 1 to use vpdpbusd (AVX-VNNI or AVX-512 VNNI/VL), 0 for vpmaddubsw + vpmaddwd
 // One weight block is unpacked once and dotted with up to 4 tokens (a 1 x 4 register tile);
-// per-block scales are applied in f32, weight offsets through the activations' block sums.
+// per-block scales are applied in f32, Q4_1's minimum through the activations' block sums.
+// The per-lane integer sums and the f32 accumulation order are llama.cpp's, so equal inputs give
+// bit-identical outputs.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -48,40 +50,36 @@ inline float hsum(__m256 v) {
   return _mm_cvtss_f32(x);
 }
 
-// One weight block made ready for the integer dot: unsigned quants `u` (or signed `w` with
-// sign trick), its scale, and the coefficient of the activation block sum.
+// One weight block made ready for the integer dot: its quants (unsigned for Q4_1, signed
+// otherwise), its scale, and the coefficient of the activation block sum.
 struct WeightBlock {
   __m256i q;
   float d;
-  float offset_exact;  // multiplies act.d * act.sum (Q4_0's -8d, the +128 of the VNNI Q8_0 path)
-  float offset_min;    // multiplies act.s (Q4_1's minimum, as llama.cpp applies it)
+  float offset_min;  // multiplies act.s (Q4_1's minimum, as llama.cpp applies it)
 };
 
 template <DType T>
 inline WeightBlock load_block(const uint8_t* p) {
   if constexpr (T == DType::Q4_0) {
-    const float d = load_f16(p);
-    return {unpack_nibbles(p + 2), d, -8.0f * d, 0.0f};
+    // Signed q - 8, dotted with the sign trick: the same exact int32 lanes as llama.cpp.
+    return {_mm256_sub_epi8(unpack_nibbles(p + 2), _mm256_set1_epi8(8)), load_f16(p), 0.0f};
   } else if constexpr (T == DType::Q4_1) {
-    return {unpack_nibbles(p + 4), load_f16(p), 0.0f, load_f16(p + 2)};
+    return {unpack_nibbles(p + 4), load_f16(p), load_f16(p + 2)};
   } else {  // Q8_0
-    const float d = load_f16(p);
-    const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2));
-#if RIDGE_QDOT_VNNI
-    return {_mm256_xor_si256(w, _mm256_set1_epi8(char(0x80))), d, -128.0f * d, 0.0f};  // w + 128 as unsigned
-#else
-    return {w, d, 0.0f, 0.0f};  // signed: dotted with the sign trick below
-#endif
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2)), load_f16(p), 0.0f};
   }
 }
 
+// Σ w·a per group of 4 bytes as 8 int32 lanes. Signed weights (Q4_0, Q8_0) go through the sign
+// trick (|w| · sign(a, w)), which is exact on both paths: |w| <= 128, so maddubs pairs stay < 2^15.
 template <DType T>
 inline __m256i block_dot(const WeightBlock& wb, const ActBlock& a) {
   const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-#if !RIDGE_QDOT_VNNI
-  if constexpr (T == DType::Q8_0) return dot_u8_s8(_mm256_sign_epi8(wb.q, wb.q), _mm256_sign_epi8(q, wb.q));
-#endif
-  return dot_u8_s8(wb.q, q);
+  if constexpr (T == DType::Q4_1) {
+    return dot_u8_s8(wb.q, q);
+  } else {
+    return dot_u8_s8(_mm256_sign_epi8(wb.q, wb.q), _mm256_sign_epi8(q, wb.q));
+  }
 }
 
 template <DType T, int NT>
@@ -99,7 +97,7 @@ inline void dot_row_tile(const uint8_t* row, int64_t n_blocks, const ActBlock* a
       const ActBlock& a = acts[t * act_stride + b];
       const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb, a));
       acc[t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(wb.d * a.d), acc[t]);
-      offset_sum[t] += wb.offset_exact * (a.d * float(a.sum)) + wb.offset_min * a.s;
+      if constexpr (T == DType::Q4_1) offset_sum[t] += wb.offset_min * a.s;
     }
   }
   for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + offset_sum[t];

@@ -7,13 +7,16 @@ namespace ridge::ref {
 struct RopeArgs {
   int64_t n_heads;
   int64_t head_dim;
-  int64_t rope_dim;          // rotated dimensions (<= head_dim, even)
-  bool neox;                 // pairs (i, i + rope_dim/2) instead of (2i, 2i+1)
-  const float* inv_freq;     // (rope_dim / 2) angle per position for each pair
-  float position_scale = 1;  // linear scaling: angle = position * position_scale * inv_freq
+  int64_t rope_dim;              // rotated dimensions (<= head_dim, even)
+  bool neox;                     // pairs (i, i + rope_dim/2) instead of (2i, 2i+1)
+  float theta_scale;             // base^(-2/rope_dim): pair i turns at position * theta_scale^i
+  const float* freq_factors;     // optional (rope_dim / 2) divisors of each pair's angle (Llama 3 scaling)
+  float position_scale = 1.0f;   // linear scaling: angles multiplied by it
 };
 
 // x: (n_tokens, n_heads, head_dim); positions: (n_tokens).
+// Angles are built as llama.cpp builds them (theta *= theta_scale, pair by pair, in f32), so the
+// rotation is bit-for-bit the one the reference engine applies.
 void rope(const RopeArgs& args, const int32_t* positions, int64_t n_tokens, float* x);
 
 }  // namespace ridge::ref

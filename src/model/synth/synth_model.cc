@@ -54,15 +54,7 @@ void check_supported(const SynthOptions& o) {
 }
 
 // Llama 3 scaling as per-pair divisors of the base frequencies (GGUF's rope_freqs tensor).
-std::vector<float> rope_factors(const ModelSpec& spec) {
-  ModelSpec unscaled = spec;
-  unscaled.rope_scaling = {};
-  const std::vector<float> base = rope_inv_freq(unscaled, nullptr);
-  const std::vector<float> scaled = rope_inv_freq(spec, nullptr);
-  std::vector<float> factors(base.size());
-  for (size_t i = 0; i < base.size(); ++i) factors[i] = base[i] / scaled[i];
-  return factors;
-}
+std::vector<float> rope_factors(const ModelSpec& spec) { return rope_freq_factors(spec, nullptr); }
 
 void add_model_metadata(gguf::GgufWriter& w, const SynthOptions& o) {
   const ModelSpec& s = o.spec;
