@@ -5,7 +5,7 @@
 #include "core/error.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"ridge: LLM inference engine (GGUF/safetensors, CPU kernels, paged KV, OpenAI server)"};
+  CLI::App app{"ridge: LLM inference engine (GGUF/safetensors models, llama.cpp-exact tokenizer, SIMD CPU kernels, roofline planner)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ridge 0.1.0");
   ridge::cli::add_run_command(app);
