@@ -18,6 +18,12 @@
 #include "bench/machine_profile.h"
 #include "bench/pinned_team.h"
 #include "bench_matrices.h"
+#include <omp.h>
+
+#include <map>
+#include <memory>
+
+#include "kernels/cpu/matmul.h"
 #include "kernels/ref/matmul.h"
 
 namespace ridge::microbench {
@@ -30,9 +36,20 @@ struct MatmulVariant {
   MatmulFn matmul;
 };
 
+// The CPU kernels on a pool of the benchmark's thread count (set_engine_threads sets it).
+void cpu_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+  static std::map<int, std::unique_ptr<ThreadPool>> pools;
+  static cpu::MatmulScratch scratch;
+  auto& pool = pools[omp_get_max_threads()];
+  if (!pool) pool = std::make_unique<ThreadPool>(omp_get_max_threads());
+  const cpu::MatmulJob job{w, y};
+  cpu::matmul(std::span(&job, 1), x, n_tokens, *pool, scratch);
+}
+
 // Every kernel family measured side by side: add a fast kernel with one line.
 const MatmulVariant kVariants[] = {
     {"ref", ref::matmul},
+    {"cpu", cpu_matmul},
 };
 
 const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,

@@ -82,45 +82,69 @@ inline __m256i block_dot(const WeightBlock& wb, const ActBlock& a) {
   }
 }
 
-template <DType T, int NT>
-inline void dot_row_tile(const uint8_t* row, int64_t n_blocks, const ActBlock* acts, int64_t act_stride, int64_t block_bytes,
-                         float* out) {
-  __m256 acc[NT];
-  float offset_sum[NT];
-  for (int t = 0; t < NT; ++t) {
-    acc[t] = _mm256_setzero_ps();
-    offset_sum[t] = 0.0f;
-  }
+// An NR x NT register tile: NR weight rows against NT tokens. Every (row, token) pair keeps its own
+// accumulators, so the tile has NR * NT independent FMA chains to hide their latency; each weight
+// block is unpacked once for NT tokens.
+template <DType T, int NR, int NT>
+inline void dot_tile(const uint8_t* rows, int64_t row_bytes, int64_t n_blocks, const ActBlock* acts, int64_t act_stride,
+                     int64_t block_bytes, float* out /* (NT, NR) */) {
+  __m256 acc[NR][NT];
+  float offset_sum[NR][NT];
+  for (int r = 0; r < NR; ++r)
+    for (int t = 0; t < NT; ++t) {
+      acc[r][t] = _mm256_setzero_ps();
+      offset_sum[r][t] = 0.0f;
+    }
   for (int64_t b = 0; b < n_blocks; ++b) {
-    const WeightBlock wb = load_block<T>(row + b * block_bytes);
+    WeightBlock wb[NR];
+    for (int r = 0; r < NR; ++r) wb[r] = load_block<T>(rows + r * row_bytes + b * block_bytes);
     for (int t = 0; t < NT; ++t) {
       const ActBlock& a = acts[t * act_stride + b];
-      const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb, a));
-      acc[t] = _mm256_fmadd_ps(sums, _mm256_set1_ps(wb.d * a.d), acc[t]);
-      if constexpr (T == DType::Q4_1) offset_sum[t] += wb.offset_min * a.s;
+      for (int r = 0; r < NR; ++r) {
+        const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb[r], a));
+        acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wb[r].d * a.d), sums, acc[r][t]);
+        if constexpr (T == DType::Q4_1) offset_sum[r][t] += wb[r].offset_min * a.s;
+      }
     }
   }
-  for (int t = 0; t < NT; ++t) out[t] = hsum(acc[t]) + offset_sum[t];
+  for (int t = 0; t < NT; ++t)
+    for (int r = 0; r < NR; ++r) out[t * NR + r] = hsum(acc[r][t]) + offset_sum[r][t];
+}
+
+template <DType T, int NR, int NT>
+inline void run_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t block_bytes) {
+  float out[NR * NT];
+  dot_tile<T, NR, NT>(task.w + r * task.row_bytes, task.row_bytes, task.n_blocks, task.acts + t * task.n_blocks,
+                      task.n_blocks, block_bytes, out);
+  for (int i = 0; i < NT; ++i)
+    for (int j = 0; j < NR; ++j) task.y[(t + i) * task.y_stride + r + j] = out[i * NR + j];
 }
 
 template <DType T>
 void run_task(const QuantDotTask& task) {
   const int64_t block_bytes = dtype_info(T).block_bytes;
+  if (task.n_tokens < 4) {
+    // Decode: weights stream from memory once; 4 rows at a time keep 4 chains in flight per token.
+    for (int64_t t = 0; t < task.n_tokens; ++t) {
+      int64_t r = task.row_begin;
+      for (; r + 4 <= task.row_end; r += 4) run_tile<T, 4, 1>(task, r, t, block_bytes);
+      for (; r < task.row_end; ++r) run_tile<T, 1, 1>(task, r, t, block_bytes);
+    }
+    return;
+  }
   constexpr int64_t kTokenChunk = 64;  // keeps a chunk of activations in L2 while rows stream by
   for (int64_t t0 = 0; t0 < task.n_tokens; t0 += kTokenChunk) {
     const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
-    for (int64_t r = task.row_begin; r < task.row_end; ++r) {
-      const uint8_t* row = task.w + r * task.row_bytes;
+    int64_t r = task.row_begin;
+    for (; r + 2 <= task.row_end; r += 2) {
       int64_t t = t0;
-      float out[4];
-      for (; t + 4 <= t_end; t += 4) {
-        dot_row_tile<T, 4>(row, task.n_blocks, task.acts + t * task.n_blocks, task.n_blocks, block_bytes, out);
-        for (int i = 0; i < 4; ++i) task.y[(t + i) * task.y_stride + r] = out[i];
-      }
-      for (; t < t_end; ++t) {
-        dot_row_tile<T, 1>(row, task.n_blocks, task.acts + t * task.n_blocks, task.n_blocks, block_bytes, out);
-        task.y[t * task.y_stride + r] = out[0];
-      }
+      for (; t + 4 <= t_end; t += 4) run_tile<T, 2, 4>(task, r, t, block_bytes);
+      for (; t < t_end; ++t) run_tile<T, 2, 1>(task, r, t, block_bytes);
+    }
+    for (; r < task.row_end; ++r) {
+      int64_t t = t0;
+      for (; t + 4 <= t_end; t += 4) run_tile<T, 1, 4>(task, r, t, block_bytes);
+      for (; t < t_end; ++t) run_tile<T, 1, 1>(task, r, t, block_bytes);
     }
   }
 }
