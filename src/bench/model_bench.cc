@@ -49,6 +49,7 @@ class ModelRunner {
       : model_(load_model(path)), forward_(model_), cache_(forward_.make_cache(n_ctx)), rng_(seed) {}
 
   const Model& model() const { return model_; }
+  void set_threads(int threads) { forward_.set_threads(threads); }
 
   // Seconds for one forward pass of n random tokens on an empty cache.
   double prefill(int64_t n) {
@@ -116,6 +117,7 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
     const ModelCost cost = model_cost(runner.model());
     for (int threads : thread_counts) {
       set_engine_threads(threads);
+      runner.set_threads(threads);
       // A warm-up run, then `reps` timed runs of one test.
       auto measure = [&](BenchResult& r, const auto& warm_up, const auto& timed_seconds) {
         const std::string label = fmt::format("{} t={} {}", r.model, threads, r.test);

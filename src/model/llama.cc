@@ -34,11 +34,15 @@ void add_into(float* x, const float* y, int64_t n) {
 
 }  // namespace
 
-LlamaForward::LlamaForward(const Model& model, int n_threads)
-    : model_(model), pool_(n_threads > 0 ? n_threads : omp_get_max_threads()) {
+LlamaForward::LlamaForward(const Model& model, int n_threads) : model_(model) {
+  set_threads(n_threads);
   const auto& freqs = model.weights.rope_freqs;
   rope_theta_scale_ = rope_theta_scale(model.spec);
   rope_freq_factors_ = rope_freq_factors(model.spec, freqs.present() ? as_f32(freqs) : nullptr);
+}
+
+void LlamaForward::set_threads(int n_threads) {
+  pool_ = std::make_unique<ThreadPool>(n_threads > 0 ? n_threads : omp_get_max_threads());
 }
 
 KvCache LlamaForward::make_cache(int64_t n_ctx) const {
@@ -80,7 +84,7 @@ void LlamaForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool
 }
 
 void LlamaForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens) {
-  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, pool_, matmul_scratch_);
+  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_);
 }
 
 void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache& cache, int64_t n) {
@@ -112,8 +116,8 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache
   cpu::store_f16(v_.data(), int64_t(v_.size()), values + pos0 * s.kv_dim());
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, 1.0f / std::sqrt(float(s.head_dim))};
   const int64_t n_kv = pos0 + n;
-  scores_.resize(size_t(pool_.size() * n_kv));
-  pool_.run([&](int thread, int n_threads) {
+  scores_.resize(size_t(pool_->size() * n_kv));
+  pool_->run([&](int thread, int n_threads) {
     const Range pairs = split_range(n * s.n_head, 1, thread, n_threads);  // (token, head) pairs
     for (int64_t i = pairs.begin; i < pairs.end; ++i) {
       const int64_t t = i / s.n_head, h = i % s.n_head;

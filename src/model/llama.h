@@ -1,6 +1,7 @@
 #pragma once
 // The Llama-family forward pass (llama, mistral, qwen2): a plain loop over layers calling named kernels.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -15,7 +16,8 @@ class LlamaForward {
  public:
   // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).
   explicit LlamaForward(const Model& model, int n_threads = 0);
-  int n_threads() const { return pool_.size(); }
+  int n_threads() const { return pool_->size(); }
+  void set_threads(int n_threads);  // a new pool of n_threads (<= 0: the default as above)
 
   const ModelSpec& spec() const { return model_.spec; }
   KvCache make_cache(int64_t n_ctx) const;
@@ -31,7 +33,7 @@ class LlamaForward {
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens);
 
   const Model& model_;
-  ThreadPool pool_;
+  std::unique_ptr<ThreadPool> pool_;
   cpu::MatmulScratch matmul_scratch_;
   std::vector<float> scores_;  // (n_threads, n_ctx) attention scores, one row per thread
   float rope_theta_scale_;
