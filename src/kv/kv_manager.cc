@@ -1,0 +1,116 @@
+#include "kv/kv_manager.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ridge {
+
+KvMemoryPlan plan_kv_memory(const KvMemoryInputs& in) {
+  KvMemoryPlan plan;
+  plan.bytes_per_token = in.bytes_per_token_per_layer * in.n_layer;
+  plan.bytes_per_block = plan.bytes_per_token * in.block_size;
+  if (plan.bytes_per_block <= 0 || in.budget_bytes <= 0) return plan;
+  plan.n_blocks = static_cast<int32_t>(in.budget_bytes / plan.bytes_per_block);
+  plan.n_tokens = static_cast<int64_t>(plan.n_blocks) * in.block_size;
+  if (in.max_context > 0) {
+    // Blocks are per sequence, so a sequence needs whole blocks.
+    int64_t blocks_per_seq = (in.max_context + in.block_size - 1) / in.block_size;
+    plan.full_context_seqs = plan.n_blocks / blocks_per_seq;
+  }
+  return plan;
+}
+
+KvManager::KvManager(const KvConfig& config)
+    : prefix_caching_(config.prefix_caching), pool_(config.n_blocks, config.block_size), prefix_(config.block_size) {}
+
+BlockId KvManager::take_block() {
+  std::optional<BlockPool::Allocated> got = pool_.allocate();
+  if (!got) throw std::logic_error("KvManager: pool ran out after the free count said it would not");
+  if (got->evicted) prefix_.erase_block(got->block);
+  return got->block;
+}
+
+int64_t KvManager::match_prefix(SeqId seq, std::span<const int32_t> tokens) {
+  SeqBlocks& s = seqs_[seq];
+  if (!s.table.empty()) throw std::logic_error("KvManager::match_prefix: sequence already holds blocks");
+  if (!prefix_caching_ || tokens.empty()) return 0;
+  PrefixCache::Match match = prefix_.longest_prefix(tokens, static_cast<int64_t>(tokens.size()) - 1);
+  for (BlockId b : match.blocks) pool_.acquire(b);
+  s.table = std::move(match.blocks);
+  s.n_slots = static_cast<int64_t>(s.table.size()) * block_size();
+  s.n_hashed = static_cast<int64_t>(s.table.size());
+  s.last_hash = match.last_hash;
+  return s.n_slots;
+}
+
+KvManager::Allocation KvManager::allocate_for(SeqId seq, int64_t n_new_tokens) {
+  SeqBlocks& s = seqs_[seq];
+  Allocation result;
+  if (n_new_tokens <= 0) {
+    result.ok = true;
+    return result;
+  }
+  const int64_t bs = block_size();
+  const int64_t have = static_cast<int64_t>(s.table.size());
+  const int64_t want = (s.n_slots + n_new_tokens + bs - 1) / bs;
+  const bool writes_last_block = s.n_slots % bs != 0;  // the first new token lands in a partial block
+  const int64_t cow = writes_last_block ? pool_.blocks_to_write(s.table.back()) : 0;
+  if (want - have + cow > pool_.n_free()) return result;
+
+  if (cow > 0) {
+    std::optional<BlockPool::WriteTarget> target = pool_.prepare_write(s.table.back());
+    if (!target) throw std::logic_error("KvManager: copy-on-write found no block");
+    if (target->evicted) prefix_.erase_block(target->block);
+    s.table.back() = target->block;
+    result.copies.push_back(*target->copy);
+  }
+  for (int64_t i = have; i < want; ++i) s.table.push_back(take_block());
+  s.n_slots += n_new_tokens;
+  result.ok = true;
+  return result;
+}
+
+void KvManager::cache_full_blocks(SeqId seq, std::span<const int32_t> tokens, int64_t n_computed) {
+  if (!prefix_caching_) return;
+  SeqBlocks& s = seqs_.at(seq);
+  const int64_t bs = block_size();
+  int64_t limit = std::min({n_computed, s.n_slots, static_cast<int64_t>(tokens.size())});
+  for (int64_t i = s.n_hashed; i < limit / bs; ++i) {
+    std::span<const int32_t> block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
+    uint64_t hash = PrefixCache::chain_hash(s.last_hash, block_tokens);
+    BlockId block = s.table[static_cast<size_t>(i)];
+    // A second copy of an already cached prefix stays private and is freed normally.
+    if (!pool_.is_cached(block) && prefix_.insert(hash, block_tokens, block)) pool_.mark_cached(block);
+    s.last_hash = hash;
+    s.n_hashed = i + 1;
+  }
+}
+
+void KvManager::fork(SeqId parent, SeqId child) {
+  const SeqBlocks& p = seqs_.at(parent);
+  if (seqs_.contains(child)) throw std::logic_error("KvManager::fork: child already exists");
+  for (BlockId b : p.table) pool_.acquire(b);
+  SeqBlocks copy = p;
+  seqs_.emplace(child, std::move(copy));
+}
+
+void KvManager::free(SeqId seq) {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return;
+  // Tail first: the tail is the least likely to be shared, so it should be evicted first.
+  for (auto b = it->second.table.rbegin(); b != it->second.table.rend(); ++b) pool_.release(*b);
+  seqs_.erase(it);
+}
+
+std::span<const BlockId> KvManager::block_table(SeqId seq) const {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end()) return {};
+  return it->second.table;
+}
+
+int64_t KvManager::n_slots(SeqId seq) const {
+  auto it = seqs_.find(seq);
+  return it == seqs_.end() ? 0 : it->second.n_slots;
+}
+
+}  // namespace ridge
