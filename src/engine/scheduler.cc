@@ -1,0 +1,184 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ridge {
+
+Scheduler::Scheduler(const SchedulerConfig& config, KvManager& kv) : config_(config), kv_(kv) {
+  if (config.max_batched_tokens <= 0 || config.max_num_seqs <= 0)
+    throw std::invalid_argument("Scheduler: max_batched_tokens and max_num_seqs must be positive");
+}
+
+void Scheduler::add(NewRequest request) {
+  if (request.prompt.empty()) throw std::invalid_argument("Scheduler: empty prompt");
+  if (requests_.contains(request.id)) throw std::invalid_argument("Scheduler: duplicate request id " + std::to_string(request.id));
+  // The last sampled token is never computed, so prompt + max_new - 1 positions need slots.
+  const int64_t positions = static_cast<int64_t>(request.prompt.size()) + std::max<int64_t>(request.max_new_tokens, 1) - 1;
+  const int64_t blocks = (positions + kv_.block_size() - 1) / kv_.block_size();
+  if (blocks > kv_.n_blocks())
+    throw std::invalid_argument("Scheduler: request " + std::to_string(request.id) + " needs " + std::to_string(blocks) +
+                                " KV blocks, the pool has " + std::to_string(kv_.n_blocks()));
+  Request r;
+  r.n_prompt = static_cast<int64_t>(request.prompt.size());
+  r.tokens = std::move(request.prompt);
+  r.max_new_tokens = request.max_new_tokens;
+  r.priority = request.priority;
+  r.arrival = next_arrival_++;
+  waiting_.emplace(wait_key(r), request.id);
+  requests_.emplace(request.id, std::move(r));
+}
+
+void Scheduler::abort(RequestId id) {
+  auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  if (it->second.running) {
+    running_.erase(std::find(running_.begin(), running_.end(), id));
+  } else {
+    waiting_.erase(wait_key(it->second));
+  }
+  kv_.free(id);
+  requests_.erase(it);
+}
+
+StepPlan Scheduler::schedule() {
+  if (step_in_flight_) throw std::logic_error("Scheduler: schedule() again before on_step_done()");
+  StepPlan plan;
+  int64_t budget = config_.max_batched_tokens;
+  schedule_running(/*decodes=*/true, plan, budget);
+  schedule_running(/*decodes=*/false, plan, budget);
+  if (plan.preempted.empty()) admit_waiting(plan, budget);  // no admissions while memory is short
+  in_flight_ = plan.requests;
+  step_in_flight_ = true;
+  return plan;
+}
+
+void Scheduler::schedule_running(bool decodes, StepPlan& plan, int64_t& budget) {
+  const std::vector<RequestId> snapshot = running_;  // preemption edits running_
+  for (RequestId id : snapshot) {
+    if (budget == 0) return;
+    Request& r = requests_.at(id);
+    if (!r.running || r.scheduled > 0) continue;
+    const int64_t lacking = static_cast<int64_t>(r.tokens.size()) - r.n_computed;
+    if ((lacking == 1) != decodes) continue;
+    const int64_t n = std::min(lacking, budget);
+    allocate_or_preempt(id, n, plan, budget);
+  }
+}
+
+void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
+  while (!waiting_.empty() && budget > 0 && static_cast<int64_t>(running_.size()) < config_.max_num_seqs) {
+    const RequestId id = waiting_.begin()->second;
+    Request& r = requests_.at(id);
+    r.n_computed = kv_.match_prefix(id, r.tokens);
+    const int64_t n = std::min(static_cast<int64_t>(r.tokens.size()) - r.n_computed, budget);
+    KvManager::Allocation alloc = kv_.allocate_for(id, n);
+    if (!alloc.ok) {  // wait for running requests to finish; never preempt to admit
+      kv_.free(id);
+      r.n_computed = 0;
+      return;
+    }
+    waiting_.erase(waiting_.begin());
+    r.running = true;
+    running_.push_back(id);
+    add_to_plan(id, n, std::move(alloc.copies), plan, budget);
+  }
+}
+
+bool Scheduler::allocate_or_preempt(RequestId id, int64_t n, StepPlan& plan, int64_t& budget) {
+  for (;;) {
+    KvManager::Allocation alloc = kv_.allocate_for(id, n);
+    if (alloc.ok) {
+      add_to_plan(id, n, std::move(alloc.copies), plan, budget);
+      return true;
+    }
+    // The victim: lowest priority (when on), then the newest arrival.
+    RequestId victim = *std::max_element(running_.begin(), running_.end(), [&](RequestId a, RequestId b) {
+      return wait_key(requests_.at(a)) < wait_key(requests_.at(b));
+    });
+    preempt(victim, plan, budget);
+    if (victim == id) return false;
+  }
+}
+
+void Scheduler::preempt(RequestId id, StepPlan& plan, int64_t& budget) {
+  Request& r = requests_.at(id);
+  if (r.scheduled > 0) {  // already in this step: take it out again
+    auto it = std::find_if(plan.requests.begin(), plan.requests.end(), [&](const ScheduledRequest& s) { return s.id == id; });
+    budget += it->n_tokens;
+    plan.n_tokens -= it->n_tokens;
+    plan.requests.erase(it);
+    r.scheduled = 0;
+  }
+  kv_.free(id);
+  r.n_computed = 0;  // recomputed later, from the prefix cache where its blocks survive
+  r.running = false;
+  running_.erase(std::find(running_.begin(), running_.end(), id));
+  waiting_.emplace(wait_key(r), id);
+  plan.preempted.push_back(id);
+  ++preemptions_;
+}
+
+void Scheduler::add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget) {
+  Request& r = requests_.at(id);
+  r.scheduled = n;
+  budget -= n;
+  plan.n_tokens += n;
+  plan.requests.push_back(ScheduledRequest{id, r.n_computed, n,
+                                           r.n_computed + n == static_cast<int64_t>(r.tokens.size()), std::move(copies)});
+}
+
+std::vector<FinishedRequest> Scheduler::on_step_done(std::span<const SampledToken> sampled) {
+  if (!step_in_flight_) throw std::logic_error("Scheduler: on_step_done() without a step");
+  step_in_flight_ = false;
+  for (const ScheduledRequest& s : in_flight_) {
+    auto it = requests_.find(s.id);
+    if (it == requests_.end() || it->second.scheduled == 0) continue;  // aborted meanwhile
+    Request& r = it->second;
+    const bool is_decode = s.n_tokens == 1 && s.first_position >= r.n_prompt && s.samples;
+    (is_decode ? tokens_decoded_ : tokens_prefilled_) += s.n_tokens;
+    r.n_computed += s.n_tokens;
+    r.scheduled = 0;
+    kv_.cache_full_blocks(s.id, r.tokens, r.n_computed);
+  }
+  std::vector<FinishedRequest> finished;
+  for (const SampledToken& t : sampled) {
+    auto it = requests_.find(t.id);
+    if (it == requests_.end()) continue;  // aborted meanwhile
+    Request& r = it->second;
+    if (!r.running || r.n_computed != static_cast<int64_t>(r.tokens.size()))
+      throw std::logic_error("Scheduler: a token for request " + std::to_string(t.id) + " that did not sample");
+    r.tokens.push_back(t.token);
+    const int64_t n_output = static_cast<int64_t>(r.tokens.size()) - r.n_prompt;
+    if (t.finished || n_output >= r.max_new_tokens) {
+      finished.push_back({t.id, std::vector<int32_t>(r.tokens.begin() + r.n_prompt, r.tokens.end())});
+      retire(t.id);
+    }
+  }
+  in_flight_.clear();
+  return finished;
+}
+
+void Scheduler::retire(RequestId id) {
+  running_.erase(std::find(running_.begin(), running_.end(), id));
+  kv_.free(id);
+  requests_.erase(id);
+}
+
+SchedulerCounters Scheduler::counters() const {
+  SchedulerCounters c;
+  c.running = static_cast<int64_t>(running_.size());
+  c.waiting = static_cast<int64_t>(waiting_.size());
+  c.blocks_used = kv_.n_used_blocks();
+  c.blocks_free = kv_.n_free_blocks();
+  c.prefix_query_tokens = kv_.prefix_query_tokens();
+  c.prefix_hit_tokens = kv_.prefix_hit_tokens();
+  c.preemptions = preemptions_;
+  c.evictions = kv_.evictions();
+  c.tokens_prefilled = tokens_prefilled_;
+  c.tokens_decoded = tokens_decoded_;
+  return c;
+}
+
+}  // namespace ridge

@@ -1,0 +1,115 @@
+#pragma once
+// Iteration-level continuous batching (vLLM v1's scheduler, in ids and counts). Each request has
+// tokens (prompt, then what it sampled) and how many of them have K/V computed; each step gives
+// every request min(tokens it lacks, budget left) positions. So a prefill, a prefill chunk, a
+// decode, a prefix hit (computed starts above zero) and a recompute after preemption are one path.
+//
+// Order within a step: running decodes, then running prefills (chunked to the budget), then new
+// admissions in arrival order (or priority, then arrival). When the KV manager cannot hold a
+// request's tokens, the newest running request (lowest priority first, when priorities are on) is
+// preempted: its blocks are freed and it waits to be recomputed.
+#include <cstdint>
+#include <map>
+#include <span>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "engine/step_plan.h"
+#include "kv/kv_manager.h"
+
+namespace ridge {
+
+struct SchedulerConfig {
+  int64_t max_batched_tokens = 2048;  // tokens per step, over all requests
+  int32_t max_num_seqs = 64;          // running requests at once
+  bool priorities = false;            // off: first come, first served
+};
+
+struct NewRequest {
+  RequestId id = 0;
+  std::vector<int32_t> prompt;
+  int64_t max_new_tokens = 0;
+  int32_t priority = 0;  // smaller goes first (vLLM's convention); ignored without priorities
+};
+
+// The token the runner sampled for a request whose run ended at its last token.
+struct SampledToken {
+  RequestId id = 0;
+  int32_t token = 0;
+  bool finished = false;  // end of sequence or a stop string, as the caller decides
+};
+
+struct FinishedRequest {
+  RequestId id = 0;
+  std::vector<int32_t> output;  // sampled tokens, in order
+};
+
+struct SchedulerCounters {
+  int64_t running = 0;
+  int64_t waiting = 0;
+  int64_t blocks_used = 0;
+  int64_t blocks_free = 0;
+  int64_t prefix_query_tokens = 0;
+  int64_t prefix_hit_tokens = 0;
+  int64_t preemptions = 0;
+  int64_t evictions = 0;
+  int64_t tokens_prefilled = 0;  // prompt tokens and recomputed tokens
+  int64_t tokens_decoded = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(const SchedulerConfig& config, KvManager& kv);
+
+  // Throws std::invalid_argument when the request could never fit in the KV pool.
+  void add(NewRequest request);
+  // Drops a request wherever it is and frees its blocks (a cancelled client).
+  void abort(RequestId id);
+
+  // The next step. Call on_step_done before the next schedule().
+  StepPlan schedule();
+  // The step ran: advance computed counts, append sampled tokens, retire finished requests.
+  std::vector<FinishedRequest> on_step_done(std::span<const SampledToken> sampled);
+
+  bool has_work() const { return !requests_.empty(); }
+  std::span<const int32_t> tokens(RequestId id) const { return requests_.at(id).tokens; }
+  int64_t n_computed(RequestId id) const { return requests_.at(id).n_computed; }
+  SchedulerCounters counters() const;
+
+ private:
+  struct Request {
+    std::vector<int32_t> tokens;  // prompt, then sampled tokens
+    int64_t n_prompt = 0;
+    int64_t n_computed = 0;  // leading tokens whose K/V is in the cache
+    int64_t max_new_tokens = 0;
+    int32_t priority = 0;
+    int64_t arrival = 0;
+    bool running = false;
+    int64_t scheduled = 0;  // tokens in the step in flight
+  };
+  using WaitKey = std::pair<int64_t, int64_t>;  // (priority or 0, arrival)
+  WaitKey wait_key(const Request& r) const { return {config_.priorities ? r.priority : 0, r.arrival}; }
+
+  void schedule_running(bool decodes, StepPlan& plan, int64_t& budget);
+  void admit_waiting(StepPlan& plan, int64_t& budget);
+  // Allocates slots for n tokens of id, preempting as needed; false if id itself was preempted.
+  bool allocate_or_preempt(RequestId id, int64_t n, StepPlan& plan, int64_t& budget);
+  void preempt(RequestId id, StepPlan& plan, int64_t& budget);
+  void add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget);
+  void retire(RequestId id);
+
+  SchedulerConfig config_;
+  KvManager& kv_;
+  std::unordered_map<RequestId, Request> requests_;
+  std::vector<RequestId> running_;           // in admission order
+  std::map<WaitKey, RequestId> waiting_;     // served from the smallest key
+  std::vector<ScheduledRequest> in_flight_;  // the last plan, until on_step_done
+  bool step_in_flight_ = false;
+  int64_t next_arrival_ = 0;
+  int64_t preemptions_ = 0;
+  int64_t tokens_prefilled_ = 0;
+  int64_t tokens_decoded_ = 0;
+};
+
+}  // namespace ridge
