@@ -16,7 +16,8 @@ struct WeightMatrix {
 };
 
 // x: (n_tokens, w.cols) f32, y: (n_tokens, w.rows) f32.
-// Each weight row is dequantized once and used for every token, so a prefill batch reads the weights once.
+// Single-threaded and plain: the truth the fast kernels are tested against. Each weight row is
+// dequantized once and used for every token.
 void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y);
 
 }  // namespace ridge::ref
