@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <numeric>
+#include <random>
 #include <vector>
 
 namespace ridge {
@@ -121,6 +123,61 @@ TEST(KvManager, ForkAtABlockBoundaryNeedsNoCopy) {
   auto child = kv.allocate_for(2, 1);
   EXPECT_TRUE(child.copies.empty());
   EXPECT_EQ(kv.n_used_blocks(), 2);
+}
+
+// Random appends, forks, prefix hits and frees: a block's count always equals the number of tables
+// holding it, a block about to be written has one owner, and at the end every block is free.
+TEST(KvManager, RandomForksAndPrefixHitsKeepCountsExact) {
+  KvManager kv = make(40, 4);
+  std::mt19937 rng(99);
+  std::map<SeqId, std::vector<int32_t>> seqs;  // the tokens each sequence has slots for
+  SeqId next = 0;
+  for (int step = 0; step < 20000; ++step) {
+    int op = static_cast<int>(rng() % 4);
+    if (op == 0 || seqs.empty()) {  // a new sequence, maybe sharing a prefix with a common one
+      std::vector<int32_t> tokens = iota_tokens(static_cast<int>(rng() % 3) * 4, 0);
+      for (int t = 1 + static_cast<int>(rng() % 10); t > 0; --t) tokens.push_back(static_cast<int32_t>(rng() % 3));
+      SeqId id = next++;
+      int64_t hit = kv.match_prefix(id, tokens);
+      ASSERT_EQ(hit % 4, 0);
+      if (!kv.allocate_for(id, static_cast<int64_t>(tokens.size()) - hit).ok) {
+        kv.free(id);
+        continue;
+      }
+      kv.cache_full_blocks(id, tokens, static_cast<int64_t>(tokens.size()));
+      seqs[id] = tokens;
+    } else if (op == 1) {  // append tokens
+      auto it = std::next(seqs.begin(), static_cast<long>(rng() % seqs.size()));
+      int64_t before = kv.n_slots(it->first);
+      int64_t n = 1 + static_cast<int64_t>(rng() % 6);
+      KvManager::Allocation a = kv.allocate_for(it->first, n);
+      if (!a.ok) continue;
+      for (int64_t i = 0; i < n; ++i) it->second.push_back(static_cast<int32_t>(rng() % 3));
+      auto table = kv.block_table(it->first);
+      for (int64_t pos = before; pos < before + n; ++pos)
+        ASSERT_EQ(kv.pool().ref_count(table[static_cast<size_t>(pos / 4)]), 1) << "writing a shared block";
+      kv.cache_full_blocks(it->first, it->second, kv.n_slots(it->first));
+    } else if (op == 2) {  // fork
+      auto it = std::next(seqs.begin(), static_cast<long>(rng() % seqs.size()));
+      SeqId child = next++;
+      kv.fork(it->first, child);
+      seqs[child] = it->second;
+    } else {
+      auto it = std::next(seqs.begin(), static_cast<long>(rng() % seqs.size()));
+      kv.free(it->first);
+      seqs.erase(it);
+    }
+    std::vector<int32_t> owners(40, 0);
+    for (const auto& [id, tokens] : seqs) {
+      ASSERT_EQ(kv.n_slots(id), static_cast<int64_t>(tokens.size()));
+      for (BlockId b : kv.block_table(id)) ++owners[static_cast<size_t>(b)];
+    }
+    for (BlockId b = 0; b < 40; ++b) ASSERT_EQ(kv.pool().ref_count(b), owners[static_cast<size_t>(b)]);
+  }
+  for (const auto& entry : seqs) kv.free(entry.first);
+  EXPECT_EQ(kv.n_free_blocks(), 40);
+  EXPECT_GT(kv.prefix_hit_tokens(), 0);
+  EXPECT_GT(kv.evictions(), 0);
 }
 
 TEST(KvManager, MemoryPlanCountsBlocksTokensAndSequences) {
