@@ -34,9 +34,48 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 
 }  // namespace
 
-bool quant_dot_supported(DType type) { return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0; }
+bool quant_dot_supported(DType type) {
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q6_K;
+}
+
+namespace {
+
+// Q6_K super-block against its 8 activation blocks, in the SIMD kernels' arithmetic:
+// one int32 sum per 16 values times its scale, one f32 scale d * act.d per 32 values.
+float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
+  const uint8_t* ql = blk;
+  const uint8_t* qh = blk + 128;
+  const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
+  const float d = load_f16(blk + 208);
+  float sum = 0.0f;
+  for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8) {
+    for (int g = 0; g < 4; ++g) {
+      const ActBlock& a = acts[half * 4 + g];
+      int32_t part[2] = {0, 0};
+      for (int l = 0; l < 32; ++l) {
+        const int low = (g & 1 ? ql[l + 32] : ql[l]) >> (g & 2 ? 4 : 0) & 0x0f;
+        const int high = (qh[l] >> (2 * g)) & 0x03;
+        part[l / 16] += ((low | high << 4) - 32) * a.q[l];
+      }
+      sum += d * a.d * float(part[0] * sc[2 * g] + part[1] * sc[2 * g + 1]);
+    }
+  }
+  return sum;
+}
+
+}  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
+  if (task.type == DType::Q6_K) {
+    for (int64_t r = task.row_begin; r < task.row_end; ++r)
+      for (int64_t t = 0; t < task.n_tokens; ++t) {
+        float sum = 0.0f;
+        for (int64_t b = 0; b < task.n_blocks / 8; ++b)
+          sum += q6k_dot_superblock(task.w + r * task.row_bytes + b * 210, task.acts + t * task.n_blocks + b * 8);
+        task.y[t * task.y_stride + r] = sum;
+      }
+    return;
+  }
   const int64_t block_bytes = dtype_info(task.type).block_bytes;
   int32_t q[32];
   for (int64_t r = task.row_begin; r < task.row_end; ++r) {

@@ -120,6 +120,54 @@ inline void run_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t blo
     for (int j = 0; j < NR; ++j) task.y[(t + i) * task.y_stride + r + j] = out[i * NR + j];
 }
 
+// Q6_K: 256-element super-blocks (ql: 128 low nibbles, qh: 64 bytes of 2-bit highs, 16 int8 scales,
+// f16 d); value = d * scale[16-group] * (q - 32). Each half (128 values) unpacks into four 32-value
+// groups, one activation block each; the two 16-value halves of a group carry their own scale,
+// which multiplies its four int32 lanes.
+inline float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
+  const uint8_t* ql = blk;
+  const uint8_t* qh = blk + 128;
+  const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
+  const float d = load_f16(blk + 208);
+  const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03), bias = _mm256_set1_epi8(32);
+  __m256 acc = _mm256_setzero_ps();
+  for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8) {
+    const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
+    const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
+    const __m256i groups[4] = {
+        _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(h, low2), 4)),
+        _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), low2), 4)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), low2), 4)),
+        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), low2), 4)),
+    };
+    for (int g = 0; g < 4; ++g) {
+      const ActBlock& a = acts[half * 4 + g];
+      const __m256i w = _mm256_sub_epi8(groups[g], bias);
+      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+      const __m256i lanes = dot_u8_s8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(q, w));
+      const __m256i scales = _mm256_set_m128i(_mm_set1_epi32(sc[2 * g + 1]), _mm_set1_epi32(sc[2 * g]));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(_mm256_mullo_epi32(lanes, scales)), acc);
+    }
+  }
+  return hsum(acc);
+}
+
+inline void run_q6k_task(const QuantDotTask& task) {
+  const int64_t n_super = task.n_blocks / 8;
+  for (int64_t t = 0; t < task.n_tokens; ++t) {
+    const ActBlock* acts = task.acts + t * task.n_blocks;
+    for (int64_t r = task.row_begin; r < task.row_end; ++r) {
+      const uint8_t* row = task.w + r * task.row_bytes;
+      float sum = 0.0f;
+      for (int64_t b = 0; b < n_super; ++b) sum += q6k_dot_superblock(row + b * 210, acts + b * 8);
+      task.y[t * task.y_stride + r] = sum;
+    }
+  }
+}
+
 template <DType T>
 void run_task(const QuantDotTask& task) {
   const int64_t block_bytes = dtype_info(T).block_bytes;
@@ -156,6 +204,7 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q4_0: return RIDGE_QDOT_NS::run_task<DType::Q4_0>(task);
     case DType::Q4_1: return RIDGE_QDOT_NS::run_task<DType::Q4_1>(task);
     case DType::Q8_0: return RIDGE_QDOT_NS::run_task<DType::Q8_0>(task);
+    case DType::Q6_K: return RIDGE_QDOT_NS::run_q6k_task(task);
     default: break;
   }
 }
