@@ -12,7 +12,8 @@ namespace ridge {
 ModelSpec model_spec_from_gguf(const gguf::GgufFile& file);
 
 // Bind a GGUF file's tensors to the Llama-family weight layout. Every tensor's shape and type
-// is checked against the spec; matrices stay in the memory map, which the Model keeps alive.
+// is checked against the spec; matrices keep their stored format and are copied once into huge pages,
+// which the Model keeps alive.
 Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file);
 Model load_gguf_model(const std::string& path);
 
