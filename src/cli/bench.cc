@@ -51,6 +51,7 @@ void add_bench_command(CLI::App& app) {
   run->add_option("-r,--repetitions", o->repetitions, "Timed runs per test")->capture_default_str();
   run->add_option("--seed", o->seed, "Seed of the random prompt tokens")->capture_default_str();
   run->add_flag("--json", *json, "Print the results as JSON");
+  add_bench_serve_command(*bench);
   run->callback([o, json] {
     const auto results = bench::run_model_benchmarks(*o);
     const auto profile = bench::load_machine_profile();

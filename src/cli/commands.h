@@ -15,5 +15,8 @@ void add_synth_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_lint_command(CLI::App& app);
+void add_serve_command(CLI::App& app);
+void add_batch_command(CLI::App& app);
+void add_bench_serve_command(CLI::App& bench);  // `ridge bench serve`, under `ridge bench`
 
 }  // namespace ridge::cli

@@ -14,8 +14,6 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-std::string_view finish_reason_name(FinishReason reason) { return reason == FinishReason::Stop ? "stop" : "length"; }
-
 Generator::Generator(LlamaForward& forward, const Tokenizer& tokenizer, int64_t n_ctx)
     : forward_(forward), tokenizer_(tokenizer), cache_(forward.make_cache(n_ctx)) {}
 

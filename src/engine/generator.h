@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/finish_reason.h"
 #include "engine/sampler.h"
 #include "model/llama.h"
 #include "tokenizer/tokenizer.h"
@@ -22,8 +23,6 @@ struct GenerationRequest {
   bool ignore_eos = false;
 };
 
-enum class FinishReason { Stop, Length };
-std::string_view finish_reason_name(FinishReason reason);
 
 struct GenerationResult {
   std::vector<int32_t> tokens;       // generated ids (the stop token excluded)

@@ -1,0 +1,137 @@
+#pragma once
+// The serving engine: many requests at once over one model. Each step the scheduler picks a ragged
+// batch (decode tokens and prefill chunks of many requests), the runner computes it in one forward
+// pass over the paged KV cache, and each request that reached its last token samples its next one.
+// Results flow back as events, one per generated token, through the callback given at submit().
+//
+// Threading: submit(), cancel() and stats() may be called from any thread. Steps run either on the
+// caller's thread (step(), run_until_idle(): offline batch use) or on the engine's own loop thread
+// (start()/stop(): the server). Callbacks run on the thread that runs the step and must be quick
+// (hand the event to a queue; never call back into the engine from a callback).
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/engine_stats.h"
+#include "engine/finish_reason.h"
+#include "engine/sampler.h"
+#include "engine/scheduler.h"
+#include "kv/kv_dtype.h"
+#include "model/weights.h"
+#include "tokenizer/tokenizer.h"
+
+namespace ridge {
+
+class BatchRunner;
+class KvStore;
+
+struct EngineConfig {
+  int n_threads = 0;            // <= 0: one per core
+  int64_t n_ctx = 0;            // max tokens of one sequence (prompt + output); 0: the model's training context
+  int64_t kv_memory_bytes = 0;  // KV pool budget; 0: enough for max_num_seqs full-context sequences, capped at 25% of RAM
+  int32_t block_size = 16;      // tokens per KV block
+  KvDtype kv_dtype = KvDtype::F16;
+  bool prefix_caching = true;
+  int64_t max_batched_tokens = 512;  // tokens per step (chunked prefill splits longer prompts)
+  int32_t max_num_seqs = 64;         // running sequences at once
+  bool priorities = false;
+  int64_t max_waiting = 1024;        // submit() refuses more queued requests (back-pressure)
+};
+
+struct RequestOptions {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;
+  int32_t max_tokens = 128;       // clamped to what the context leaves after the prompt
+  std::vector<std::string> stop;  // stop strings (not included in the output)
+  bool ignore_eos = false;
+  int32_t priority = 0;           // smaller first, when the engine has priorities on
+  bool logprobs = false;          // fill TokenEvent::sample's logprob and top alternatives
+};
+
+// One per sampled token; the last event of a request has finish != None (it may carry no token).
+struct TokenEvent {
+  RequestId id = 0;
+  bool has_token = false;
+  SampleResult sample;           // the token and, with logprobs, its log-probability and alternatives
+  std::string text;              // text completed by this token (complete UTF-8, clear of stop strings)
+  FinishReason finish = FinishReason::None;
+  int64_t prompt_tokens = 0;
+  int64_t cached_prompt_tokens = 0;  // of the prompt, served from the prefix cache
+  int64_t completion_tokens = 0;     // generated so far, including this one
+};
+using EventCallback = std::function<void(const TokenEvent&)>;
+
+// submit() refused the request: a bad request (prompt empty or longer than the context, bad
+// sampling parameters) or a full queue.
+struct SubmitError : std::runtime_error {
+  enum class Kind { BadRequest, ContextExceeded, QueueFull };
+  SubmitError(Kind k, const std::string& message) : std::runtime_error(message), kind(k) {}
+  Kind kind;
+};
+
+class Engine {
+ public:
+  Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const EngineConfig& config() const { return config_; }
+  const Tokenizer& tokenizer() const { return tokenizer_; }
+  int64_t n_ctx() const { return config_.n_ctx; }
+  const KvMemoryPlan& memory_plan() const { return memory_plan_; }
+  int64_t weight_bytes() const;
+
+  // Queues a request; events arrive through on_event. Throws SubmitError.
+  RequestId submit(RequestOptions options, EventCallback on_event);
+  // Stops a request wherever it is and frees its KV blocks at the next step boundary; its last
+  // event has finish == Abort. Unknown or finished ids are ignored.
+  void cancel(RequestId id);
+
+  // Offline use: one step on the caller's thread (false when there was nothing to do).
+  bool step();
+  void run_until_idle();
+
+  // Server use: a loop thread that steps while there is work and sleeps otherwise.
+  void start();
+  void stop();  // cancels what is left (each gets its Abort event) and joins the loop
+
+  EngineStats stats() const;
+
+ private:
+  struct Live;  // a request in flight: its options, sampler, detokenizer, stop matcher, callback
+  void drain_inbox();  // submissions and cancellations from other threads enter the scheduler here
+  void finish(RequestId id, FinishReason reason, TokenEvent& event);
+  void loop();
+
+  const Model& model_;
+  const Tokenizer& tokenizer_;
+  EngineConfig config_;
+  KvMemoryPlan memory_plan_;
+  std::unique_ptr<KvManager> kv_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<KvStore> store_;
+  std::unique_ptr<BatchRunner> runner_;
+  std::unordered_map<RequestId, std::unique_ptr<Live>> live_;
+
+  mutable std::mutex mutex_;  // guards everything below
+  std::condition_variable wake_;
+  std::deque<std::pair<RequestId, std::unique_ptr<Live>>> inbox_;
+  std::vector<RequestId> cancels_;
+  RequestId next_id_ = 1;
+  int64_t queued_ = 0;  // submitted and not finished
+  EngineStats stats_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace ridge

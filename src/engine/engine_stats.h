@@ -1,0 +1,31 @@
+#pragma once
+// A snapshot of the engine's counters and gauges (what /metrics and the batch report show).
+#include <cstdint>
+
+namespace ridge {
+
+struct EngineStats {
+  // Gauges.
+  int64_t running = 0;        // sequences in the running batch
+  int64_t waiting = 0;        // queued, not yet admitted (or preempted)
+  int64_t kv_blocks_total = 0;
+  int64_t kv_blocks_used = 0;
+  int64_t last_batch_tokens = 0;  // tokens in the last step
+  int64_t last_batch_seqs = 0;    // sequences in the last step
+  // Counters since start.
+  int64_t steps = 0;
+  double step_seconds = 0;        // total time inside steps
+  int64_t prefix_query_tokens = 0;
+  int64_t prefix_hit_tokens = 0;
+  int64_t preemptions = 0;
+  int64_t evictions = 0;
+  int64_t tokens_prefilled = 0;   // prompt and recomputed tokens run through the model
+  int64_t tokens_decoded = 0;
+  int64_t prompt_tokens = 0;      // of finished and running requests, as submitted
+  int64_t generated_tokens = 0;
+  int64_t requests_finished_stop = 0;
+  int64_t requests_finished_length = 0;
+  int64_t requests_aborted = 0;
+};
+
+}  // namespace ridge
