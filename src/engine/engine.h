@@ -33,6 +33,7 @@ namespace ridge {
 
 class BatchRunner;
 class KvStore;
+class LlamaForward;
 
 struct EngineConfig {
   int n_threads = 0;            // <= 0: one per core
@@ -55,6 +56,9 @@ struct RequestOptions {
   bool ignore_eos = false;
   int32_t priority = 0;           // smaller first, when the engine has priorities on
   bool logprobs = false;          // fill TokenEvent::sample's logprob and top alternatives
+  // n > 1 samples of one prompt: wait until this request has computed its prompt, then take its
+  // blocks from the prefix cache instead of computing the prompt again.
+  RequestId after_prefill_of = -1;
 };
 
 // One per sampled token; the last event of a request has finish != None (it may carry no token).
@@ -67,6 +71,7 @@ struct TokenEvent {
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;  // of the prompt, served from the prefix cache
   int64_t completion_tokens = 0;     // generated so far, including this one
+  double queue_seconds = 0;          // from submit() to the first step that ran the request
 };
 using EventCallback = std::function<void(const TokenEvent&)>;
 
@@ -109,8 +114,13 @@ class Engine {
 
  private:
   struct Live;  // a request in flight: its options, sampler, detokenizer, stop matcher, callback
-  void drain_inbox();  // submissions and cancellations from other threads enter the scheduler here
-  void finish(RequestId id, FinishReason reason, TokenEvent& event);
+  using Events = std::vector<std::pair<EventCallback*, TokenEvent>>;
+  void drain_inbox(Events& events);  // submissions and cancellations from other threads enter here
+  void sample_step(Events& events);
+  TokenEvent event_for(RequestId id, const Live& live) const;
+  void publish_stats(double step_seconds, const StepPlan* plan);
+  void deliver(Events& events);  // callbacks, outside the lock; finished requests are dropped after
+  void abort_all();
   void loop();
 
   const Model& model_;
@@ -121,7 +131,10 @@ class Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<KvStore> store_;
   std::unique_ptr<BatchRunner> runner_;
-  std::unordered_map<RequestId, std::unique_ptr<Live>> live_;
+  std::unique_ptr<LlamaForward> forward_;
+  std::unordered_map<RequestId, std::unique_ptr<Live>> live_;  // touched only by the stepping thread
+  std::vector<RequestId> finished_;  // dropped from live_ after their last callback
+  EngineStats own_;                  // the stepping thread's counters; published into stats_
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -25,6 +25,7 @@ void Scheduler::add(NewRequest request) {
   r.tokens = std::move(request.prompt);
   r.max_new_tokens = request.max_new_tokens;
   r.priority = request.priority;
+  r.after_prefill_of = request.after_prefill_of;
   r.arrival = next_arrival_++;
   waiting_.emplace(wait_key(r), request.id);
   requests_.emplace(request.id, std::move(r));
@@ -68,9 +69,14 @@ void Scheduler::schedule_running(bool decodes, StepPlan& plan, int64_t& budget) 
 }
 
 void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
-  while (!waiting_.empty() && budget > 0 && static_cast<int64_t>(running_.size()) < config_.max_num_seqs) {
-    const RequestId id = waiting_.begin()->second;
+  for (auto it = waiting_.begin();
+       it != waiting_.end() && budget > 0 && static_cast<int64_t>(running_.size()) < config_.max_num_seqs;) {
+    const RequestId id = it->second;
     Request& r = requests_.at(id);
+    if (held_back(r)) {
+      ++it;
+      continue;
+    }
     r.n_computed = kv_.match_prefix(id, r.tokens);
     const int64_t n = std::min(static_cast<int64_t>(r.tokens.size()) - r.n_computed, budget);
     KvManager::Allocation alloc = kv_.allocate_for(id, n);
@@ -79,11 +85,17 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
       r.n_computed = 0;
       return;
     }
-    waiting_.erase(waiting_.begin());
+    it = waiting_.erase(it);
+    if (r.n_cached_prompt < 0) r.n_cached_prompt = std::min(r.n_computed, r.n_prompt);
     r.running = true;
     running_.push_back(id);
     add_to_plan(id, n, std::move(alloc.copies), plan, budget);
   }
+}
+
+bool Scheduler::held_back(const Request& r) const {
+  auto it = requests_.find(r.after_prefill_of);
+  return it != requests_.end() && it->second.n_computed < it->second.n_prompt;
 }
 
 bool Scheduler::allocate_or_preempt(RequestId id, int64_t n, StepPlan& plan, int64_t& budget) {

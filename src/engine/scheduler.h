@@ -31,6 +31,9 @@ struct NewRequest {
   std::vector<int32_t> prompt;
   int64_t max_new_tokens = 0;
   int32_t priority = 0;  // smaller goes first (vLLM's convention); ignored without priorities
+  // Not admitted while this request is still computing its prompt, so that a sibling with the same
+  // prompt (n > 1 samples) finds it in the prefix cache instead of computing it again.
+  RequestId after_prefill_of = -1;
 };
 
 // The token the runner sampled for a request whose run ended at its last token.
@@ -75,6 +78,8 @@ class Scheduler {
   bool has_work() const { return !requests_.empty(); }
   std::span<const int32_t> tokens(RequestId id) const { return requests_.at(id).tokens; }
   int64_t n_computed(RequestId id) const { return requests_.at(id).n_computed; }
+  // Prompt tokens the prefix cache supplied at the request's first admission.
+  int64_t n_cached_prompt(RequestId id) const { return requests_.at(id).n_cached_prompt; }
   SchedulerCounters counters() const;
 
  private:
@@ -87,7 +92,10 @@ class Scheduler {
     int64_t arrival = 0;
     bool running = false;
     int64_t scheduled = 0;  // tokens in the step in flight
+    int64_t n_cached_prompt = -1;  // -1 until first admitted
+    RequestId after_prefill_of = -1;
   };
+  bool held_back(const Request& r) const;
   using WaitKey = std::pair<int64_t, int64_t>;  // (priority or 0, arrival)
   WaitKey wait_key(const Request& r) const { return {config_.priorities ? r.priority : 0, r.arrival}; }
 

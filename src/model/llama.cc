@@ -45,41 +45,90 @@ void LlamaForward::set_threads(int n_threads) {
   pool_ = std::make_unique<ThreadPool>(n_threads > 0 ? n_threads : omp_get_max_threads());
 }
 
-KvCache LlamaForward::make_cache(int64_t n_ctx) const {
-  return KvCache(model_.spec.n_layer, n_ctx, model_.spec.kv_dim());
+KvCache LlamaForward::make_cache(int64_t n_ctx, KvDtype dtype) const {
+  return KvCache(model_.spec.n_layer, n_ctx, model_.spec.n_head_kv, model_.spec.head_dim, dtype);
+}
+
+KvLayout LlamaForward::kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const {
+  return {model_.spec.n_layer, model_.spec.n_head_kv, model_.spec.head_dim, block_size, n_blocks, dtype};
+}
+
+int64_t logits_rows(const TokenBatch& batch) {
+  int64_t rows = 0;
+  for (const SequenceRun& run : batch.runs)
+    rows += run.logits == LogitsWanted::All ? run.n_tokens : run.logits == LogitsWanted::Last ? 1 : 0;
+  return rows;
 }
 
 void LlamaForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits) {
+  const auto n = int64_t(tokens.size());
+  if (cache.size() + n > cache.capacity())
+    fail("{} tokens at position {} exceed the context of {} tokens", n, cache.size(), cache.capacity());
+  const SequenceRun run{n, cache.size(), cache.block_table(), all_logits ? LogitsWanted::All : LogitsWanted::Last};
+  forward(TokenBatch{tokens, std::span(&run, 1)}, cache.store(), logits);
+  cache.resize(cache.size() + n);
+}
+
+void LlamaForward::check(const TokenBatch& batch, const KvStore& store) const {
+  const KvLayout& kv = store.layout();
+  if (kv.n_layer != model_.spec.n_layer || kv.n_kv_heads != model_.spec.n_head_kv || kv.head_dim != model_.spec.head_dim)
+    fail("the KV store's shape does not match the model");
+  int64_t n = 0;
+  for (const SequenceRun& run : batch.runs) {
+    if (run.n_tokens <= 0 || run.first_position < 0) fail("a sequence run needs tokens and a position >= 0");
+    const int64_t end = run.first_position + run.n_tokens;
+    if (int64_t(run.blocks.size()) * kv.block_size < end)
+      fail("{} KV blocks of {} tokens cannot hold position {}", run.blocks.size(), kv.block_size, end - 1);
+    for (int64_t b = 0; b < (end + kv.block_size - 1) / kv.block_size; ++b)
+      if (run.blocks[size_t(b)] < 0 || run.blocks[size_t(b)] >= kv.n_blocks)
+        fail("KV block {} is outside the pool of {}", run.blocks[size_t(b)], kv.n_blocks);
+    n += run.n_tokens;
+  }
+  if (n == 0) fail("forward needs at least one token");
+  if (n != int64_t(batch.tokens.size())) fail("the batch has {} tokens but its runs cover {}", batch.tokens.size(), n);
+}
+
+void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits) {
   const ModelSpec& s = model_.spec;
   const auto& w = model_.weights;
-  const auto n = int64_t(tokens.size());
-  if (n == 0) fail("forward needs at least one token");
-  const int64_t pos0 = cache.size();
-  if (pos0 + n > cache.capacity())
-    fail("{} tokens at position {} exceed the context of {} tokens", n, pos0, cache.capacity());
+  check(batch, store);
+  const auto n = int64_t(batch.tokens.size());
 
   x_.resize(size_t(n * s.n_embd));
   xn_.resize(x_.size());
   positions_.resize(size_t(n));
-  for (int64_t t = 0; t < n; ++t) {
-    const int32_t id = tokens[size_t(t)];
-    if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
-    ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), x_.data() + t * s.n_embd, s.n_embd);
-    positions_[size_t(t)] = int32_t(pos0 + t);
+  run_of_.resize(size_t(n));
+  for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    for (int64_t i = 0; i < run.n_tokens; ++i, ++t) {
+      const int32_t id = batch.tokens[size_t(t)];
+      if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
+      ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), x_.data() + t * s.n_embd, s.n_embd);
+      positions_[size_t(t)] = int32_t(run.first_position + i);
+      run_of_[size_t(t)] = int32_t(r);
+    }
   }
 
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const LayerWeights& layer = w.layers[size_t(l)];
-    attention_block(layer, l, cache, n);
+    attention_block(layer, l, batch, store);
     ffn_block(layer, n);
   }
-  cache.resize(pos0 + n);
 
   // Only the rows whose logits are wanted go through the final norm and the vocabulary projection.
-  const int64_t n_out = all_logits ? n : 1;
-  const float* last = x_.data() + (n - n_out) * s.n_embd;
-  ref::rms_norm(last, as_f32(w.output_norm), n_out, s.n_embd, s.rms_eps, xn_.data());
+  const int64_t n_out = logits_rows(batch);
   logits.resize(size_t(n_out * s.n_vocab));
+  if (n_out == 0) return;
+  int64_t out = 0;
+  for (int64_t r = 0, t0 = 0; r < int64_t(batch.runs.size()); t0 += batch.runs[size_t(r)].n_tokens, ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    const int64_t first = run.logits == LogitsWanted::All ? t0 : t0 + run.n_tokens - 1;
+    const int64_t rows = run.logits == LogitsWanted::All ? run.n_tokens : run.logits == LogitsWanted::Last ? 1 : 0;
+    if (rows == 0) continue;
+    ref::rms_norm(x_.data() + first * s.n_embd, as_f32(w.output_norm), rows, s.n_embd, s.rms_eps,
+                  xn_.data() + out * s.n_embd);
+    out += rows;
+  }
   matmul({job(w.output, logits.data())}, xn_.data(), n_out);
 }
 
@@ -87,9 +136,9 @@ void LlamaForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const floa
   cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_);
 }
 
-void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache& cache, int64_t n) {
+void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, const TokenBatch& batch, KvStore& store) {
   const ModelSpec& s = model_.spec;
-  const int64_t pos0 = cache.size();
+  const auto n = int64_t(batch.tokens.size());
   q_.resize(size_t(n * s.q_dim()));
   k_.resize(size_t(n * s.kv_dim()));
   v_.resize(size_t(n * s.kv_dim()));
@@ -109,21 +158,27 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, KvCache
   rope.n_heads = s.n_head_kv;
   ref::rope(rope, positions_.data(), n, k_.data());
 
-  // Append this batch's K/V after the history, then attend over history + batch.
-  uint16_t* keys = cache.keys(l);
-  uint16_t* values = cache.values(l);
-  cpu::store_f16(k_.data(), int64_t(k_.size()), keys + pos0 * s.kv_dim());
-  cpu::store_f16(v_.data(), int64_t(v_.size()), values + pos0 * s.kv_dim());
+  // Write the batch's K/V into its sequences' blocks, then attend over history + batch.
+  const int32_t block_size = store.layout().block_size;
+  auto blocks_of = [&](int64_t t) { return batch.runs[size_t(run_of_[size_t(t)])].blocks; };
+  pool_->parallel_for(n, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int32_t p = positions_[size_t(t)];
+      store.write(l, blocks_of(t)[size_t(p / block_size)], p % block_size, k_.data() + t * s.kv_dim(),
+                  v_.data() + t * s.kv_dim());
+    }
+  });
+  const KvLayerView kv = store.layer(l);
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, 1.0f / std::sqrt(float(s.head_dim))};
-  const int64_t n_kv = pos0 + n;
-  scores_.resize(size_t(pool_->size() * n_kv));
+  const int64_t max_seen = *std::max_element(positions_.begin(), positions_.end()) + 1;
+  scores_.resize(size_t(pool_->size() * max_seen));
   pool_->run([&](int thread, int n_threads) {
     const Range pairs = split_range(n * s.n_head, 1, thread, n_threads);  // (token, head) pairs
     for (int64_t i = pairs.begin; i < pairs.end; ++i) {
       const int64_t t = i / s.n_head, h = i % s.n_head;
       const int64_t offset = (t * s.n_head + h) * s.head_dim;
-      cpu::attention_head_f16(args, h, q_.data() + offset, positions_[size_t(t)], keys, values, n_kv,
-                              scores_.data() + thread * n_kv, attn_.data() + offset);
+      cpu::attention_head_paged(args, h, q_.data() + offset, positions_[size_t(t)], kv, blocks_of(t),
+                                scores_.data() + thread * max_seen, attn_.data() + offset);
     }
   });
 

@@ -8,6 +8,8 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/matmul.h"
 #include "kv/kv_cache.h"
+#include "kv/kv_store.h"
+#include "model/token_batch.h"
 #include "model/weights.h"
 
 namespace ridge {
@@ -20,15 +22,22 @@ class LlamaForward {
   void set_threads(int n_threads);  // a new pool of n_threads (<= 0: the default as above)
 
   const ModelSpec& spec() const { return model_.spec; }
-  KvCache make_cache(int64_t n_ctx) const;
+  KvCache make_cache(int64_t n_ctx, KvDtype dtype = KvDtype::F16) const;
+  KvLayout kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const;
 
-  // Run `tokens` at positions cache.size() .. cache.size() + n - 1, appending their K/V to `cache`.
+  // One pass over a ragged batch of sequence runs, reading and writing K/V in `store`.
+  // logits becomes (logits_rows(batch), n_vocab), rows in run order. A token's result does not
+  // depend on what else is in the batch. Error when a run's blocks do not cover its positions or
+  // an id is outside the vocabulary.
+  void forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits);
+
+  // Single sequence: `tokens` at positions cache.size() .. cache.size() + n - 1, appending their K/V.
   // logits becomes (n_tokens, n_vocab) when all_logits, else (1, n_vocab) for the last token.
-  // Error when the tokens do not fit the cache's context or an id is outside the vocabulary.
   void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits);
 
  private:
-  void attention_block(const LayerWeights& layer, int64_t layer_index, KvCache& cache, int64_t n_tokens);
+  void check(const TokenBatch& batch, const KvStore& store) const;
+  void attention_block(const LayerWeights& layer, int64_t layer_index, const TokenBatch& batch, KvStore& store);
   void ffn_block(const LayerWeights& layer, int64_t n_tokens);
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens);
 
@@ -49,6 +58,7 @@ class LlamaForward {
   std::vector<float> gate_;    // (n_tokens, n_ff)
   std::vector<float> up_;      // (n_tokens, n_ff)
   std::vector<int32_t> positions_;  // (n_tokens)
+  std::vector<int32_t> run_of_;     // (n_tokens) index of the token's run
 };
 
 }  // namespace ridge

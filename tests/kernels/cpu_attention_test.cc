@@ -1,44 +1,123 @@
-// The f16-K/V attention kernel against the f32 reference fed the same (f16-rounded) K/V.
+// The paged attention kernel against the f32 reference fed the same (type-rounded) K/V, for every
+// KV cache type, over awkward lengths and block sizes, with scattered block tables.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <vector>
 
 #include "core/fp16.h"
+#include "core/fp8.h"
 #include "kernels/cpu/attention.h"
 
 namespace ridge::cpu {
 namespace {
 
-TEST(CpuAttention, F16KvMatchesReferenceOverAwkwardLengths) {
+struct Case {
+  int heads, kv_heads, dim, n_kv, block_size;
+};
+
+// Each position's K/V as the store holds it, decoded back to f32 (what the reference sees).
+std::vector<float> decoded(const KvStore& store, const std::vector<BlockId>& table, int n_kv, bool value) {
+  const KvLayerView kv = store.layer(0);
+  const int64_t dim = kv.head_dim, heads = kv.n_kv_heads;
+  std::vector<float> out(size_t(n_kv * heads * dim));
+  for (int j = 0; j < n_kv; ++j) {
+    const BlockId b = table[size_t(j / kv.block_size)];
+    const int slot = j % kv.block_size;
+    const uint8_t* row = value ? kv.value_row(b, slot) : kv.key_row(b, slot);
+    const float* scales = value ? kv.value_scales(b, slot) : kv.key_scales(b, slot);
+    for (int64_t i = 0; i < heads * dim; ++i) {
+      float x = 0;
+      switch (kv.dtype) {
+        case KvDtype::F16: x = f16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]); break;
+        case KvDtype::BF16: x = bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]); break;
+        case KvDtype::FP8_E4M3: x = fp8_e4m3_to_f32(row[i]) * scales[i / dim]; break;
+        case KvDtype::INT8: x = float(int8_t(row[i])) * scales[i / dim]; break;
+      }
+      out[size_t(j * heads * dim + i)] = x;
+    }
+  }
+  return out;
+}
+
+TEST(CpuAttention, PagedMatchesReferenceForEveryKvTypeOverAwkwardShapes) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
-  for (auto [heads, kv_heads, dim, n_kv] : {std::tuple{1, 1, 8, 1}, {6, 2, 16, 37}, {9, 3, 64, 300}, {4, 4, 32, 1025}}) {
-    const ref::AttentionArgs args{heads, kv_heads, dim, 1.0f / std::sqrt(float(dim))};
-    std::vector<float> k(size_t(n_kv * kv_heads * dim)), v(k.size()), q(size_t(heads * dim));
-    for (auto* buf : {&k, &v, &q})
-      for (auto& x : *buf) x = normal(rng) * 2.0f;
-    std::vector<uint16_t> k16(k.size()), v16(v.size());
-    store_f16(k.data(), int64_t(k.size()), k16.data());
-    store_f16(v.data(), int64_t(v.size()), v16.data());
-    std::vector<float> k_rounded(k.size()), v_rounded(v.size());
-    for (size_t i = 0; i < k.size(); ++i) {
-      k_rounded[i] = f16_to_f32(k16[i]);
-      v_rounded[i] = f16_to_f32(v16[i]);
-    }
-    std::vector<float> scores(static_cast<size_t>(n_kv)), got(static_cast<size_t>(dim)), expect(q.size());
-    for (int32_t position : {0, int32_t(n_kv / 2), int32_t(n_kv - 1)}) {
-      const std::vector<int32_t> positions(1, position);
-      for (int h = 0; h < heads; ++h) {
-        ref::attention_head(args, h, q.data() + h * dim, position, k_rounded.data(), v_rounded.data(), n_kv, scores.data(),
-                            expect.data() + h * dim);
-        attention_head_f16(args, h, q.data() + h * dim, position, k16.data(), v16.data(), n_kv, scores.data(), got.data());
-        for (int d = 0; d < dim; ++d)
-          ASSERT_NEAR(got[size_t(d)], expect[size_t(h * dim + d)], 5e-3) << "head " << h << " pos " << position << " n_kv " << n_kv;
+  for (KvDtype dtype : {KvDtype::F16, KvDtype::BF16, KvDtype::FP8_E4M3, KvDtype::INT8}) {
+    for (const Case& c : {Case{1, 1, 8, 1, 1}, {6, 2, 16, 37, 16}, {9, 3, 64, 300, 7}, {4, 4, 32, 1025, 256}}) {
+      const int n_blocks = (c.n_kv + c.block_size - 1) / c.block_size;
+      KvStore store({1, c.kv_heads, c.dim, c.block_size, n_blocks + 3, dtype});
+      std::vector<BlockId> table(size_t(n_blocks + 3));
+      std::iota(table.begin(), table.end(), 0);
+      std::shuffle(table.begin(), table.end(), rng);  // blocks anywhere in the pool
+      table.resize(size_t(n_blocks));
+      const int kv_dim = c.kv_heads * c.dim;
+      std::vector<float> k(static_cast<size_t>(kv_dim)), v(k.size());
+      for (int j = 0; j < c.n_kv; ++j) {
+        for (auto* buf : {&k, &v})
+          for (auto& x : *buf) x = normal(rng) * 2.0f;
+        store.write(0, table[size_t(j / c.block_size)], j % c.block_size, k.data(), v.data());
+      }
+      const std::vector<float> kr = decoded(store, table, c.n_kv, false), vr = decoded(store, table, c.n_kv, true);
+      const ref::AttentionArgs args{c.heads, c.kv_heads, c.dim, 1.0f / std::sqrt(float(c.dim))};
+      std::vector<float> q(size_t(c.heads * c.dim));
+      for (auto& x : q) x = normal(rng);
+      std::vector<float> scores(size_t(c.n_kv)), got(size_t(c.dim)), expect(size_t(c.dim));
+      for (int32_t position : {0, int32_t(c.n_kv / 2), int32_t(c.n_kv - 1)}) {
+        for (int h = 0; h < c.heads; ++h) {
+          ref::attention_head(args, h, q.data() + h * c.dim, position, kr.data(), vr.data(), c.n_kv, scores.data(),
+                              expect.data());
+          attention_head_paged(args, h, q.data() + h * c.dim, position, store.layer(0), table, scores.data(), got.data());
+          for (int d = 0; d < c.dim; ++d)
+            ASSERT_NEAR(got[size_t(d)], expect[size_t(d)], 5e-3)
+                << kv_dtype_name(dtype) << " head " << h << " pos " << position << " n_kv " << c.n_kv;
+        }
       }
     }
   }
+}
+
+TEST(CpuAttention, ScaledTypesRoundTripWithinTheirPrecision) {
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 3.0f);
+  for (KvDtype dtype : {KvDtype::FP8_E4M3, KvDtype::INT8}) {
+    KvStore store({1, 2, 32, 4, 1, dtype});
+    std::vector<float> k(64), v(64);
+    for (auto& x : k) x = normal(rng);
+    for (auto& x : v) x = normal(rng);
+    store.write(0, 0, 3, k.data(), v.data());
+    const std::vector<BlockId> table{0};
+    const std::vector<float> back = decoded(store, table, 4, false);
+    for (int h = 0; h < 2; ++h) {
+      float amax = 0;
+      for (int d = 0; d < 32; ++d) amax = std::max(amax, std::fabs(k[size_t(h * 32 + d)]));
+      for (int d = 0; d < 32; ++d) {
+        const float x = k[size_t(h * 32 + d)], y = back[size_t(3 * 64 + h * 32 + d)];
+        // INT8: half a step of amax/127; FP8: 3 mantissa bits (relative 1/16) or the subnormal step.
+        const float tol = dtype == KvDtype::INT8 ? amax / 254.0f + 1e-6f : std::max(std::fabs(x) / 16.0f, amax / 448.0f / 512.0f) + 1e-6f;
+        ASSERT_NEAR(y, x, tol) << kv_dtype_name(dtype);
+      }
+    }
+  }
+}
+
+TEST(Fp8, E4M3EncodesExactValuesAndSaturates) {
+  for (int v = 0; v < 256; ++v) {
+    if ((v & 0x7f) == 0x7f) continue;  // NaN
+    const float x = fp8_e4m3_to_f32(uint8_t(v));
+    EXPECT_EQ(f32_to_fp8_e4m3(x), v == 0x80 ? 0x80 : v) << v;
+  }
+  EXPECT_EQ(fp8_e4m3_to_f32(f32_to_fp8_e4m3(1000.0f)), 448.0f);
+  EXPECT_EQ(fp8_e4m3_to_f32(f32_to_fp8_e4m3(-1e9f)), -448.0f);
+  EXPECT_EQ(fp8_e4m3_to_f32(0x7e), 448.0f);
+  EXPECT_EQ(fp8_e4m3_to_f32(0x01), std::ldexp(1.0f, -9));
+  EXPECT_TRUE(std::isnan(fp8_e4m3_to_f32(f32_to_fp8_e4m3(NAN))));
+  // Halfway between 1.0 and 1.125 rounds to even (1.0); just above rounds up.
+  EXPECT_EQ(fp8_e4m3_to_f32(f32_to_fp8_e4m3(1.0625f)), 1.0f);
+  EXPECT_EQ(fp8_e4m3_to_f32(f32_to_fp8_e4m3(1.07f)), 1.125f);
 }
 
 }  // namespace

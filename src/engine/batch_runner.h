@@ -1,0 +1,36 @@
+#pragma once
+// Turns a scheduler step into one forward pass: the step's runs (decode tokens and prefill chunks
+// of many requests) packed into a TokenBatch over the paged KV store, copy-on-write copies done
+// first. The only place where scheduler ids meet tensors.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/scheduler.h"
+#include "kv/kv_manager.h"
+#include "kv/kv_store.h"
+#include "model/llama.h"
+
+namespace ridge {
+
+class BatchRunner {
+ public:
+  BatchRunner(LlamaForward& forward, KvStore& store) : forward_(forward), store_(store) {}
+
+  // Runs the plan. Afterwards sampling_requests() lists, in plan order, the requests whose run
+  // ended at their last token, and logits(i) is the next-token distribution of the i-th of them.
+  void run(const StepPlan& plan, const Scheduler& scheduler, const KvManager& kv);
+
+  std::span<const RequestId> sampling_requests() const { return sampling_; }
+  std::span<const float> logits(size_t i) const;
+
+ private:
+  LlamaForward& forward_;
+  KvStore& store_;
+  std::vector<int32_t> tokens_;
+  std::vector<SequenceRun> runs_;
+  std::vector<RequestId> sampling_;
+  std::vector<float> logits_;
+};
+
+}  // namespace ridge

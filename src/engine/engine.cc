@@ -1,0 +1,325 @@
+#include "engine/engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+
+#include "core/error.h"
+#include "engine/batch_runner.h"
+#include "engine/stop_strings.h"
+#include "kv/kv_store.h"
+#include "model/llama.h"
+
+namespace ridge {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+int64_t physical_memory_bytes() { return int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE)); }
+
+int64_t weight_bytes_of(const Model& model) {
+  auto bytes = [](const WeightRef& w) { return w.present() ? w.rows * w.row_bytes() : 0; };
+  const ModelWeights& w = model.weights;
+  int64_t total = bytes(w.token_embd) + bytes(w.output_norm) + bytes(w.rope_freqs);
+  if (w.output.data != w.token_embd.data) total += bytes(w.output);
+  for (const LayerWeights& l : w.layers)
+    for (const WeightRef* r : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo, &l.ffn_norm, &l.w_gate,
+                               &l.w_up, &l.w_down})
+      total += bytes(*r);
+  return total;
+}
+
+// Fills the defaults the caller left at 0 and checks that the KV budget holds one full sequence.
+EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
+  const ModelSpec& s = model.spec;
+  if (c.n_ctx <= 0) c.n_ctx = s.n_ctx_train > 0 ? s.n_ctx_train : 4096;
+  if (c.block_size <= 0 || c.block_size > 1024) fail("--block-size must be in 1..1024, got {}", c.block_size);
+  if (c.max_num_seqs <= 0) fail("--max-num-seqs must be positive, got {}", c.max_num_seqs);
+  if (c.max_batched_tokens <= 0) fail("--max-batched-tokens must be positive, got {}", c.max_batched_tokens);
+  const KvLayout layout{s.n_layer, s.n_head_kv, s.head_dim, c.block_size, 1, c.kv_dtype};
+  KvMemoryInputs in{layout.bytes_per_token_per_layer(), s.n_layer, c.kv_memory_bytes, c.block_size, c.n_ctx};
+  if (c.kv_memory_bytes <= 0) {
+    // Enough for every running sequence at full length, but at most a fifth of the machine's memory.
+    const int64_t wanted = in.bytes_per_token_per_layer * s.n_layer * c.n_ctx * c.max_num_seqs;
+    const int64_t one = in.bytes_per_token_per_layer * s.n_layer * (c.n_ctx + c.block_size);
+    in.budget_bytes = c.kv_memory_bytes = std::max(one, std::min(wanted, physical_memory_bytes() / 5));
+  }
+  plan = plan_kv_memory(in);
+  if (plan.full_context_seqs < 1)
+    fail("the KV budget of {:.1f} MiB holds {} tokens ({} bytes each), less than one sequence of {} tokens: raise "
+         "--kv-memory or lower --ctx-size",
+         double(c.kv_memory_bytes) / double(1 << 20), plan.n_tokens, plan.bytes_per_token, c.n_ctx);
+  return c;
+}
+
+}  // namespace
+
+struct Engine::Live {
+  Live(RequestOptions o, EventCallback cb, const Tokenizer& tokenizer)
+      : options(std::move(o)), sampler(options.sampling), decoder(tokenizer), stops(options.stop),
+        on_event(std::move(cb)), submitted(Clock::now()) {}
+  RequestOptions options;
+  Sampler sampler;
+  StreamingDecoder decoder;
+  StopStringMatcher stops;
+  EventCallback on_event;
+  Clock::time_point submitted;
+  double queue_seconds = -1;  // set when a step first runs it
+  int64_t completion = 0;
+};
+
+Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
+    : model_(model), tokenizer_(tokenizer) {
+  config_ = resolve(model, config, memory_plan_);
+  kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
+  scheduler_ = std::make_unique<Scheduler>(
+      SchedulerConfig{config_.max_batched_tokens, config_.max_num_seqs, config_.priorities}, *kv_);
+  forward_ = std::make_unique<LlamaForward>(model, config_.n_threads);
+  store_ = std::make_unique<KvStore>(forward_->kv_layout(config_.block_size, memory_plan_.n_blocks, config_.kv_dtype));
+  runner_ = std::make_unique<BatchRunner>(*forward_, *store_);
+  own_.kv_blocks_total = stats_.kv_blocks_total = memory_plan_.n_blocks;
+}
+
+Engine::~Engine() { stop(); }
+
+int64_t Engine::weight_bytes() const { return weight_bytes_of(model_); }
+
+RequestId Engine::submit(RequestOptions options, EventCallback on_event) {
+  using Kind = SubmitError::Kind;
+  const auto n_prompt = int64_t(options.prompt.size());
+  if (n_prompt == 0) throw SubmitError(Kind::BadRequest, "the prompt is empty");
+  for (int32_t id : options.prompt)
+    if (id < 0 || id >= model_.spec.n_vocab)
+      throw SubmitError(Kind::BadRequest, fmt::format("token id {} is outside the vocabulary of {}", id, model_.spec.n_vocab));
+  if (n_prompt >= config_.n_ctx)
+    throw SubmitError(Kind::ContextExceeded,
+                      fmt::format("the prompt has {} tokens; the context holds {} (prompt and output)", n_prompt, config_.n_ctx));
+  if (options.max_tokens < 1) throw SubmitError(Kind::BadRequest, fmt::format("max_tokens must be at least 1, got {}", options.max_tokens));
+  options.max_tokens = int32_t(std::min<int64_t>(options.max_tokens, config_.n_ctx - n_prompt));
+  try {
+    validate(options.sampling);
+  } catch (const Error& e) {
+    throw SubmitError(Kind::BadRequest, e.what());
+  }
+  auto live = std::make_unique<Live>(std::move(options), std::move(on_event), tokenizer_);
+  std::lock_guard lock(mutex_);
+  if (stopping_) throw SubmitError(Kind::QueueFull, "the engine is shutting down");
+  if (queued_ >= config_.max_waiting + config_.max_num_seqs)
+    throw SubmitError(Kind::QueueFull, fmt::format("{} requests are queued or running; try again later", queued_));
+  const RequestId id = next_id_++;
+  ++queued_;
+  inbox_.emplace_back(id, std::move(live));
+  wake_.notify_one();
+  return id;
+}
+
+void Engine::cancel(RequestId id) {
+  std::lock_guard lock(mutex_);
+  cancels_.push_back(id);
+  wake_.notify_one();
+}
+
+TokenEvent Engine::event_for(RequestId id, const Live& live) const {
+  TokenEvent e;
+  e.id = id;
+  e.prompt_tokens = int64_t(live.options.prompt.size());
+  e.cached_prompt_tokens = live.queue_seconds >= 0 ? std::max<int64_t>(0, scheduler_->n_cached_prompt(id)) : 0;
+  e.completion_tokens = live.completion;
+  e.queue_seconds = std::max(0.0, live.queue_seconds);
+  return e;
+}
+
+void Engine::drain_inbox(Events& events) {
+  std::deque<std::pair<RequestId, std::unique_ptr<Live>>> inbox;
+  std::vector<RequestId> cancels;
+  {
+    std::lock_guard lock(mutex_);
+    inbox.swap(inbox_);
+    cancels.swap(cancels_);
+  }
+  for (auto& [id, live] : inbox) {
+    NewRequest r{id, live->options.prompt, live->options.max_tokens, live->options.priority, live->options.after_prefill_of};
+    scheduler_->add(std::move(r));
+    own_.prompt_tokens += int64_t(live->options.prompt.size());
+    live_.emplace(id, std::move(live));
+  }
+  for (RequestId id : cancels) {
+    auto it = live_.find(id);
+    if (it == live_.end()) continue;
+    if (std::find(finished_.begin(), finished_.end(), id) != finished_.end()) continue;
+    TokenEvent e = event_for(id, *it->second);
+    scheduler_->abort(id);
+    e.finish = FinishReason::Abort;
+    ++own_.requests_aborted;
+    events.emplace_back(&it->second->on_event, std::move(e));
+    finished_.push_back(id);
+  }
+}
+
+void Engine::sample_step(Events& events) {
+  std::vector<SampledToken> sampled;
+  const std::span<const RequestId> ids = runner_->sampling_requests();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const RequestId id = ids[i];
+    Live& live = *live_.at(id);
+    TokenEvent e = event_for(id, live);
+    try {
+      e.sample = live.sampler.sample(runner_->logits(i), scheduler_->tokens(id));
+    } catch (const Error&) {  // NaN logits: end this request, keep serving the others
+      e.finish = FinishReason::Abort;
+      sampled.push_back({id, 0, true});
+      events.emplace_back(&live.on_event, std::move(e));
+      continue;
+    }
+    const int32_t token = e.sample.token;
+    std::string text;
+    if (!live.options.ignore_eos && tokenizer_.is_end_of_generation(token)) {
+      e.finish = FinishReason::Stop;
+    } else {
+      e.has_token = true;
+      e.completion_tokens = ++live.completion;
+      ++own_.generated_tokens;
+      auto [piece, hit] = live.stops.push(live.decoder.push(token));
+      text = std::move(piece);
+      if (hit) e.finish = FinishReason::Stop;
+      else if (live.completion >= live.options.max_tokens) e.finish = FinishReason::Length;
+    }
+    if (e.finish != FinishReason::None && !live.stops.stopped()) {
+      // Release what the detokenizer and the stop matcher still hold.
+      auto [rest, hit] = live.stops.push(live.decoder.flush());
+      text += rest;
+      if (!hit) text += live.stops.flush();
+    }
+    if (!live.options.logprobs) e.sample.top.clear();
+    e.text = std::move(text);
+    sampled.push_back({id, token, e.finish != FinishReason::None});
+    events.emplace_back(&live.on_event, std::move(e));
+  }
+  scheduler_->on_step_done(sampled);
+  for (const auto& [cb, e] : events) {
+    if (e.finish == FinishReason::None) continue;
+    if (e.finish == FinishReason::Stop) ++own_.requests_finished_stop;
+    if (e.finish == FinishReason::Length) ++own_.requests_finished_length;
+    if (e.finish == FinishReason::Abort) ++own_.requests_aborted;
+    finished_.push_back(e.id);
+  }
+}
+
+void Engine::deliver(Events& events) {
+  for (auto& [cb, e] : events)
+    if (*cb) (*cb)(e);
+  events.clear();
+  if (finished_.empty()) return;
+  for (RequestId id : finished_) live_.erase(id);
+  std::lock_guard lock(mutex_);
+  queued_ -= int64_t(finished_.size());
+  finished_.clear();
+}
+
+void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
+  const SchedulerCounters c = scheduler_->counters();
+  EngineStats& s = own_;
+  s.running = c.running;
+  s.kv_blocks_used = c.blocks_used;
+  s.prefix_query_tokens = c.prefix_query_tokens;
+  s.prefix_hit_tokens = c.prefix_hit_tokens;
+  s.preemptions = c.preemptions;
+  s.evictions = c.evictions;
+  s.tokens_prefilled = c.tokens_prefilled;
+  s.tokens_decoded = c.tokens_decoded;
+  if (plan) {
+    ++s.steps;
+    s.step_seconds += step_seconds;
+    s.last_batch_tokens = plan->n_tokens;
+    s.last_batch_seqs = int64_t(plan->requests.size());
+  }
+  std::lock_guard lock(mutex_);
+  s.waiting = c.waiting + int64_t(inbox_.size());
+  stats_ = s;
+}
+
+bool Engine::step() {
+  Events events;
+  drain_inbox(events);
+  deliver(events);
+  if (!scheduler_->has_work()) {
+    publish_stats(0, nullptr);
+    return false;
+  }
+  const auto start = Clock::now();
+  const StepPlan plan = scheduler_->schedule();
+  for (const ScheduledRequest& s : plan.requests) {
+    Live& live = *live_.at(s.id);
+    if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
+  }
+  runner_->run(plan, *scheduler_, *kv_);
+  sample_step(events);
+  publish_stats(seconds_between(start, Clock::now()), &plan);
+  deliver(events);
+  return true;
+}
+
+void Engine::run_until_idle() {
+  while (step()) {
+  }
+}
+
+void Engine::abort_all() {
+  Events events;
+  drain_inbox(events);
+  for (auto& [id, live] : live_) {
+    if (std::find(finished_.begin(), finished_.end(), id) != finished_.end()) continue;
+    TokenEvent e = event_for(id, *live);
+    scheduler_->abort(id);
+    e.finish = FinishReason::Abort;
+    ++own_.requests_aborted;
+    events.emplace_back(&live->on_event, std::move(e));
+    finished_.push_back(id);
+  }
+  deliver(events);
+  publish_stats(0, nullptr);
+}
+
+void Engine::loop() {
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !cancels_.empty() || scheduler_->has_work(); });
+      if (stopping_) break;
+    }
+    try {
+      step();
+    } catch (const std::exception& e) {  // a failed step ends its requests, never the server
+      std::fprintf(stderr, "engine step failed: %s\n", e.what());
+      abort_all();
+    }
+  }
+  abort_all();
+}
+
+void Engine::start() {
+  std::lock_guard lock(mutex_);
+  if (thread_.joinable()) return;
+  stopping_ = false;
+  thread_ = std::thread([this] { loop(); });
+}
+
+void Engine::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+    wake_.notify_all();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+EngineStats Engine::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace ridge

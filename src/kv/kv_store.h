@@ -1,0 +1,69 @@
+#pragma once
+// The bytes of the paged KV cache: one pool of blocks, each holding the keys and values of
+// block_size consecutive positions of one sequence for every layer. Which block belongs to which
+// sequence is the KvManager's business; the runner passes block tables in, the attention kernel
+// reads rows through them. FP8 and INT8 rows carry one f32 scale per (position, kv head).
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kv/block_pool.h"
+#include "kv/kv_dtype.h"
+
+namespace ridge {
+
+struct KvLayout {
+  int64_t n_layer = 0;
+  int64_t n_kv_heads = 0;
+  int64_t head_dim = 0;
+  int32_t block_size = 16;
+  int32_t n_blocks = 0;
+  KvDtype dtype = KvDtype::F16;
+
+  int64_t kv_dim() const { return n_kv_heads * head_dim; }
+  int64_t element_bytes() const;
+  bool scaled() const { return dtype == KvDtype::FP8_E4M3 || dtype == KvDtype::INT8; }
+  // K and V of one position in one layer, scales included: the seed's ledger entry per layer.
+  int64_t bytes_per_token_per_layer() const;
+};
+
+// One layer of the store as the attention kernel sees it.
+struct KvLayerView {
+  KvDtype dtype;
+  int32_t block_size;
+  int64_t n_kv_heads, head_dim;
+  const uint8_t* data;        // block b's keys at data + b * block_bytes, values + value_offset
+  int64_t block_bytes, value_offset, row_bytes;
+  const float* scales;        // block b: (2, block_size, n_kv_heads) at scales + b * block_scales
+  int64_t block_scales;
+
+  const uint8_t* key_row(BlockId block, int64_t slot) const { return data + block * block_bytes + slot * row_bytes; }
+  const uint8_t* value_row(BlockId block, int64_t slot) const { return key_row(block, slot) + value_offset; }
+  const float* key_scales(BlockId block, int64_t slot) const { return scales + block * block_scales + slot * n_kv_heads; }
+  const float* value_scales(BlockId block, int64_t slot) const {
+    return key_scales(block, slot) + int64_t(block_size) * n_kv_heads;
+  }
+};
+
+class KvStore {
+ public:
+  explicit KvStore(const KvLayout& layout);
+
+  const KvLayout& layout() const { return layout_; }
+  int64_t bytes() const { return int64_t(data_.size() + scales_.size() * sizeof(float)); }
+
+  // Converts one position's k and v (kv_dim f32 each) into the store's type at (block, slot).
+  void write(int64_t layer, BlockId block, int64_t slot, const float* k, const float* v);
+  // Copy-on-write: block dst becomes a copy of block src in every layer.
+  void copy_block(BlockId src, BlockId dst);
+
+  KvLayerView layer(int64_t layer) const;
+
+ private:
+  KvLayout layout_;
+  int64_t block_bytes_, layer_bytes_, block_scales_, layer_scales_;
+  std::vector<uint8_t> data_;   // (n_layer, n_blocks, 2, block_size, kv_dim) elements
+  std::vector<float> scales_;   // (n_layer, n_blocks, 2, block_size, n_kv_heads), scaled types only
+};
+
+}  // namespace ridge

@@ -1,0 +1,29 @@
+#pragma once
+// What one forward pass computes: runs of consecutive positions of several sequences, packed
+// together (a prefill chunk and a decode token are both runs). Each run names the blocks of its
+// sequence's K/V in the KvStore; the pass writes the run's K/V there and attends through them.
+#include <cstdint>
+#include <span>
+
+#include "kv/block_pool.h"
+
+namespace ridge {
+
+enum class LogitsWanted { None, Last, All };
+
+struct SequenceRun {
+  int64_t n_tokens = 0;
+  int64_t first_position = 0;
+  std::span<const BlockId> blocks;  // must cover positions 0 .. first_position + n_tokens - 1
+  LogitsWanted logits = LogitsWanted::Last;
+};
+
+struct TokenBatch {
+  std::span<const int32_t> tokens;  // the runs' tokens, run after run
+  std::span<const SequenceRun> runs;
+};
+
+// Rows of logits the pass returns for this batch (in run order).
+int64_t logits_rows(const TokenBatch& batch);
+
+}  // namespace ridge
