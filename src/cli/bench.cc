@@ -5,9 +5,12 @@
 
 #include <cstdio>
 
+#include "bench/batch_bench.h"
 #include "bench/machine_profile.h"
 #include "bench/model_bench.h"
 #include "cli/commands.h"
+#include "core/error.h"
+#include "kv/kv_dtype.h"
 
 namespace ridge::cli {
 namespace {
@@ -36,6 +39,45 @@ void print_table(const std::vector<bench::BenchResult>& results, bool have_profi
   if (!have_profile) std::printf("\n(no machine profile: run `ridge probe` to see each figure against measured bandwidth)\n");
 }
 
+void add_batch_bench(CLI::App& bench) {
+  auto o = std::make_shared<bench::BatchBenchOptions>();
+  auto json = std::make_shared<bool>(false);
+  auto kv_dtype = std::make_shared<std::string>("f16");
+  CLI::App* cmd = bench.add_subcommand("batch", "Total decode throughput at 1, 4, 16, 64 concurrent sequences (continuous batching)");
+  cmd->add_option("-m,--model", o->model, "GGUF file or 'default'")->capture_default_str();
+  cmd->add_option("-c,--concurrency", o->concurrency, "concurrent sequences, e.g. 1,4,16,64")->delimiter(',')->capture_default_str();
+  cmd->add_option("-p,--n-prompt", o->n_prompt, "prompt tokens per sequence")->capture_default_str();
+  cmd->add_option("-n,--n-gen", o->n_gen, "generated tokens per sequence")->capture_default_str();
+  cmd->add_option("-r,--repetitions", o->repetitions, "timed runs per concurrency")->capture_default_str();
+  cmd->add_option("-t,--threads", o->engine.n_threads, "threads (default: all cores)");
+  cmd->add_option("--kv-dtype", *kv_dtype, "KV cache type: f16, bf16, fp8, int8")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the random prompts")->capture_default_str();
+  cmd->add_flag("--json", *json, "print the results as JSON");
+  cmd->callback([o, json, kv_dtype] {
+    const auto dtype = parse_kv_dtype(*kv_dtype);
+    if (!dtype) fail("unknown --kv-dtype '{}'", *kv_dtype);
+    o->engine.kv_dtype = *dtype;
+    std::string model;
+    int64_t weight_bytes = 0;
+    const auto results = bench::run_batch_benchmark(*o, model, weight_bytes);
+    if (*json) {
+      nlohmann::json out = {{"model", model}, {"weight_bytes", weight_bytes}, {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
+                            {"results", nlohmann::json::array()}};
+      for (const auto& r : results) out["results"].push_back(bench::to_json(r));
+      std::printf("%s\n", out.dump(2).c_str());
+      return;
+    }
+    fmt::print("{} ({}), prompt {} + {} generated tokens per sequence\n", model, human_bytes(weight_bytes), o->n_prompt, o->n_gen);
+    fmt::print("| {:>11} | {:>20} | {:>14} | {:>9} | {:>10} | {:>14} |\n", "concurrency", "decode tok/s (total)", "per sequence",
+               "vs 1 seq", "step ms", "weights GB/s");
+    fmt::print("|{:-<13}|{:-<22}|{:-<16}|{:-<11}|{:-<12}|{:-<16}|\n", "", "", "", "", "", "");
+    const double base = results.empty() ? 1.0 : results.front().mean / results.front().concurrency;
+    for (const auto& r : results)
+      fmt::print("| {:>11} | {:>20} | {:>14.2f} | {:>8.2f}x | {:>10.2f} | {:>14.1f} |\n", r.concurrency,
+                 fmt::format("{:.1f} ± {:.1f}", r.mean, r.stddev), r.per_sequence, r.mean / base, r.step_ms, r.weight_gbs);
+  });
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -52,6 +94,7 @@ void add_bench_command(CLI::App& app) {
   run->add_option("--seed", o->seed, "Seed of the random prompt tokens")->capture_default_str();
   run->add_flag("--json", *json, "Print the results as JSON");
   add_bench_serve_command(*bench);
+  add_batch_bench(*bench);
   run->callback([o, json] {
     const auto results = bench::run_model_benchmarks(*o);
     const auto profile = bench::load_machine_profile();

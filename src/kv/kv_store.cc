@@ -65,8 +65,11 @@ KvStore::KvStore(const KvLayout& layout) : layout_(layout) {
   layer_bytes_ = block_bytes_ * layout.n_blocks;
   block_scales_ = layout.scaled() ? 2 * int64_t(layout.block_size) * layout.n_kv_heads : 0;
   layer_scales_ = block_scales_ * layout.n_blocks;
-  data_.resize(size_t(layer_bytes_ * layout.n_layer));
-  scales_.resize(size_t(layer_scales_ * layout.n_layer));
+  data_bytes_ = layer_bytes_ * layout.n_layer;
+  scale_count_ = layer_scales_ * layout.n_layer;
+  data_.reset(static_cast<uint8_t*>(std::calloc(size_t(data_bytes_), 1)));
+  scales_.reset(static_cast<float*>(std::calloc(size_t(std::max<int64_t>(scale_count_, 1)), sizeof(float))));
+  if (!data_ || !scales_) fail("KV store: cannot allocate {:.1f} MiB", double(bytes()) / double(1 << 20));
 }
 
 KvLayerView KvStore::layer(int64_t layer) const {
@@ -75,11 +78,11 @@ KvLayerView KvStore::layer(int64_t layer) const {
           layout_.block_size,
           layout_.n_kv_heads,
           layout_.head_dim,
-          data_.data() + layer * layer_bytes_,
+          data_.get() + layer * layer_bytes_,
           block_bytes_,
           int64_t(layout_.block_size) * row_bytes,
           row_bytes,
-          scales_.data() + layer * layer_scales_,
+          scales_.get() + layer * layer_scales_,
           block_scales_};
 }
 
@@ -97,10 +100,10 @@ void KvStore::copy_block(BlockId src, BlockId dst) {
   if (src < 0 || dst < 0 || src >= layout_.n_blocks || dst >= layout_.n_blocks)
     fail("KV store: block copy {} -> {} outside the pool of {}", src, dst, layout_.n_blocks);
   for (int64_t l = 0; l < layout_.n_layer; ++l) {
-    uint8_t* base = data_.data() + l * layer_bytes_;
+    uint8_t* base = data_.get() + l * layer_bytes_;
     std::memcpy(base + dst * block_bytes_, base + src * block_bytes_, size_t(block_bytes_));
     if (block_scales_ > 0) {
-      float* s = scales_.data() + l * layer_scales_;
+      float* s = scales_.get() + l * layer_scales_;
       std::memcpy(s + dst * block_scales_, s + src * block_scales_, size_t(block_scales_) * sizeof(float));
     }
   }

@@ -4,8 +4,9 @@
 // sequence is the KvManager's business; the runner passes block tables in, the attention kernel
 // reads rows through them. FP8 and INT8 rows carry one f32 scale per (position, kv head).
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
 #include <span>
-#include <vector>
 
 #include "kv/block_pool.h"
 #include "kv/kv_dtype.h"
@@ -50,7 +51,7 @@ class KvStore {
   explicit KvStore(const KvLayout& layout);
 
   const KvLayout& layout() const { return layout_; }
-  int64_t bytes() const { return int64_t(data_.size() + scales_.size() * sizeof(float)); }
+  int64_t bytes() const { return data_bytes_ + scale_count_ * int64_t(sizeof(float)); }
 
   // Converts one position's k and v (kv_dim f32 each) into the store's type at (block, slot).
   void write(int64_t layer, BlockId block, int64_t slot, const float* k, const float* v);
@@ -62,8 +63,13 @@ class KvStore {
  private:
   KvLayout layout_;
   int64_t block_bytes_, layer_bytes_, block_scales_, layer_scales_;
-  std::vector<uint8_t> data_;   // (n_layer, n_blocks, 2, block_size, kv_dim) elements
-  std::vector<float> scales_;   // (n_layer, n_blocks, 2, block_size, n_kv_heads), scaled types only
+  // calloc'd: a large pool costs memory only as its blocks are first written.
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  int64_t data_bytes_, scale_count_;
+  std::unique_ptr<uint8_t[], Free> data_;  // (n_layer, n_blocks, 2, block_size, kv_dim) elements
+  std::unique_ptr<float[], Free> scales_;  // (n_layer, n_blocks, 2, block_size, n_kv_heads), scaled types only
 };
 
 }  // namespace ridge

@@ -1,0 +1,92 @@
+#include "cli/engine_options.h"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "core/error.h"
+#include "model/load_gguf.h"
+#include "model/model_store.h"
+
+namespace ridge::cli {
+
+void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
+  EngineConfig& c = o.config;
+  cmd->add_option("-m,--model", o.model, "GGUF file, or 'default' (SmolLM2-135M-Instruct Q4_1)")->capture_default_str();
+  cmd->add_option("-t,--threads", c.n_threads, "threads (default: all cores)");
+  cmd->add_option("-c,--ctx-size", c.n_ctx, "max tokens of one sequence, prompt and output (default: the model's)");
+  cmd->add_option("--kv-memory", o.kv_memory, "KV cache budget, e.g. 512MiB, 2GiB (default: room for every sequence at full length, at most 20% of RAM)");
+  cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache type: f16, bf16, fp8 (E4M3), int8")->capture_default_str();
+  cmd->add_option("--block-size", c.block_size, "tokens per KV block")->capture_default_str();
+  cmd->add_option("--max-num-seqs", c.max_num_seqs, "sequences running at once")->capture_default_str();
+  cmd->add_option("--max-batched-tokens", c.max_batched_tokens, "tokens per engine step (longer prompts are prefilled in chunks)")->capture_default_str();
+  cmd->add_flag("--no-prefix-caching", o.no_prefix_caching, "do not reuse the KV of shared prompt prefixes");
+  cmd->add_flag("--priorities", c.priorities, "schedule by request priority (smaller first), then arrival");
+  cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
+}
+
+int64_t parse_bytes(const std::string& text) {
+  size_t end = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &end);
+  } catch (const std::exception&) {
+    fail("'{}' is not a size (try 512MiB or 2GiB)", text);
+  }
+  std::string unit = text.substr(end);
+  for (const char* suffix : {"iB", "B"})
+    if (unit.size() > std::strlen(suffix) && unit.ends_with(suffix)) unit.resize(unit.size() - std::strlen(suffix));
+  double scale = 0;
+  if (unit.empty() || unit == "M" || unit == "m") scale = double(1 << 20);
+  else if (unit == "K" || unit == "k") scale = 1024.0;
+  else if (unit == "G" || unit == "g") scale = double(1 << 30);
+  else if (unit == "T" || unit == "t") scale = std::ldexp(1.0, 40);
+  else if (unit == "B") scale = 1.0;
+  if (scale == 0 || !(value > 0) || !std::isfinite(value)) fail("'{}' is not a size (try 512MiB or 2GiB)", text);
+  return int64_t(value * scale);
+}
+
+EngineConfig engine_config(const EngineCliOptions& o) {
+  EngineConfig c = o.config;
+  if (!o.kv_memory.empty()) c.kv_memory_bytes = parse_bytes(o.kv_memory);
+  const auto dtype = parse_kv_dtype(o.kv_dtype);
+  if (!dtype) fail("unknown --kv-dtype '{}' (f16, bf16, fp8, int8)", o.kv_dtype);
+  c.kv_dtype = *dtype;
+  c.prefix_caching = !o.no_prefix_caching;
+  return c;
+}
+
+std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override) {
+  const std::string path = resolve_model_path(model);
+  auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
+  auto m = std::unique_ptr<LoadedModel>(new LoadedModel{file, load_gguf_model(file), Tokenizer::from_gguf(*file), {}, {}});
+  m->name = std::filesystem::path(path).stem().string();
+  try {
+    m->chat = select_chat_template(file->get_string("tokenizer.chat_template"), chat_template_override);
+  } catch (const Error&) {
+    if (!chat_template_override.empty()) throw;
+    m->chat = select_chat_template(std::nullopt, "chatml");  // completions still work; chat falls back to ChatML
+  }
+  return m;
+}
+
+std::vector<int32_t> encode_chat(const LoadedModel& m, const std::vector<ChatMessage>& messages) {
+  ChatTemplateOptions options;
+  options.default_system_prompt = m.chat.default_system_prompt;
+  return m.tokenizer.encode(render_chat(m.chat.format, messages, options), /*add_special=*/true, /*parse_special=*/true);
+}
+
+void print_memory_plan(const Engine& engine, const LoadedModel& m) {
+  const KvMemoryPlan& p = engine.memory_plan();
+  const EngineConfig& c = engine.config();
+  auto mib = [](int64_t bytes) { return double(bytes) / double(1 << 20); };
+  std::fprintf(stderr,
+               "memory plan: weights %.1f MiB | KV %s %lld bytes/token (%lld layers x 2 x %lld kv heads x %lld dims) | "
+               "pool %.1f MiB = %d blocks x %d tokens = %lld tokens = %lld sequences of %lld tokens\n",
+               mib(engine.weight_bytes()), std::string(kv_dtype_name(c.kv_dtype)).c_str(), (long long)p.bytes_per_token,
+               (long long)m.model.spec.n_layer, (long long)m.model.spec.n_head_kv, (long long)m.model.spec.head_dim,
+               mib(int64_t(p.n_blocks) * p.bytes_per_block), p.n_blocks, c.block_size, (long long)p.n_tokens,
+               (long long)p.full_context_seqs, (long long)c.n_ctx);
+}
+
+}  // namespace ridge::cli

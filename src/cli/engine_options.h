@@ -1,0 +1,45 @@
+#pragma once
+// What `ridge serve`, `ridge batch` and `ridge bench batch` share: the engine's command-line
+// flags, loading a model with its tokenizer and chat template, and the memory plan printed at start.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/engine.h"
+#include "model/gguf/gguf_file.h"
+#include "tokenizer/chat_template.h"
+
+namespace ridge::cli {
+
+struct EngineCliOptions {
+  std::string model = "default";
+  std::string kv_memory;        // "512MiB", "2GiB", ...; empty: the engine's default
+  std::string kv_dtype = "f16";
+  bool no_prefix_caching = false;
+  std::string chat_template;    // overrides the model's
+  EngineConfig config;
+};
+
+void add_engine_options(CLI::App* cmd, EngineCliOptions& o);
+EngineConfig engine_config(const EngineCliOptions& o);  // error on a bad size or dtype
+int64_t parse_bytes(const std::string& text);           // "1.5GiB", "300MiB", "64M", "1G"; a bare number is MiB
+
+// A model ready for the engine. Kept behind a pointer: the engine holds references into it.
+struct LoadedModel {
+  std::shared_ptr<const gguf::GgufFile> file;
+  Model model;
+  Tokenizer tokenizer;
+  ChatTemplate chat;
+  std::string name;  // file name without .gguf
+};
+std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override);
+
+// The prompt of a chat request, rendered with the model's template and tokenized.
+std::vector<int32_t> encode_chat(const LoadedModel& m, const std::vector<ChatMessage>& messages);
+
+// Weight bytes, KV bytes per token, tokens of KV that fit, full-context sequences (stderr).
+void print_memory_plan(const Engine& engine, const LoadedModel& m);
+
+}  // namespace ridge::cli
