@@ -1,9 +1,89 @@
-// ridge serve: the OpenAI-compatible server (being built).
+// ridge serve: the OpenAI-compatible HTTP server over the continuous-batching engine, with a chat
+// page and live metrics at "/".
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "core/error.h"
+#include "serve/engine_backend.h"
+#include "serve/http_server.h"
 
 namespace ridge::cli {
-void add_serve_command(CLI::App& app) {
-  app.add_subcommand("serve", "OpenAI-compatible HTTP server")->callback([] { fail("ridge serve is not built yet"); });
+namespace {
+
+struct ServeOptions {
+  EngineCliOptions engine;
+  ServerConfig server;
+  std::string served_model_name;
+  double request_timeout_s = 600;
+  double shutdown_grace_s = 30;
+};
+
+// SIGINT/SIGTERM are blocked in every thread (so they must be blocked before any thread starts)
+// and taken by one watcher thread with sigwait, which runs the graceful shutdown.
+sigset_t shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
 }
+
+void serve(ServeOptions& o) {
+  const sigset_t signals = shutdown_signals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
+
+  const auto m = load_model_for_engine(o.engine.model, o.engine.chat_template);
+  Engine engine(m->model, m->tokenizer, engine_config(o.engine));
+  print_memory_plan(engine, *m);
+  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name);
+
+  ServerConfig config = o.server;
+  config.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
+  config.shutdown_grace = std::chrono::milliseconds(int64_t(o.shutdown_grace_s * 1000));
+  HttpServer server(backend, config);
+  const int port = server.bind();
+  engine.start();
+  std::fprintf(stderr, "ridge serve: %s (context %lld) on http://%s:%d/ (OpenAI API under /v1, metrics at /metrics)\n",
+               backend.model_id().c_str(), (long long)backend.n_ctx(), config.host.c_str(), port);
+
+  std::atomic<bool> signalled{false};
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (signalled.exchange(true)) return;
+    std::fprintf(stderr, "ridge serve: %s, finishing requests in flight (up to %.0f s)\n", strsignal(sig), o.shutdown_grace_s);
+    server.shutdown();
+  });
+  server.run();
+  if (!signalled.exchange(true)) pthread_kill(watcher.native_handle(), SIGTERM);  // wake it: run() ended on its own
+  watcher.join();
+  engine.stop();
+  std::fprintf(stderr, "ridge serve: stopped\n");
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (completions, chat, models, metrics, a web page)");
+  auto o = std::make_shared<ServeOptions>();
+  ServerConfig& s = o->server;
+  cmd->add_option("--host", s.host, "address to listen on (0.0.0.0: every interface)")->capture_default_str();
+  cmd->add_option("--port", s.port, "TCP port (0: any free one)")->capture_default_str();
+  cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' on /v1 routes")->envname("RIDGE_API_KEY");
+  cmd->add_option("--served-model-name", o->served_model_name, "the model name clients send (default: the file name without .gguf)");
+  cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
+  cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();
+  cmd->add_option("--http-threads", s.http_threads, "connections served at once (more wait their turn)")->capture_default_str();
+  add_engine_options(cmd, o->engine);
+  cmd->callback([o] { serve(*o); });
+}
+
 }  // namespace ridge::cli

@@ -1,0 +1,44 @@
+#pragma once
+// What the HTTP server needs from whatever generates tokens: submit and cancel requests, read the
+// counters, and turn text into the model's tokens. The server is written against this interface
+// only, so it is tested with a scripted fake and runs on ridge::Engine through EngineBackend.
+//
+// The request and event types are the engine's own (engine/engine.h: RequestOptions, TokenEvent,
+// SubmitError); nothing of the Engine class itself is used here.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/engine_stats.h"
+#include "tokenizer/chat_template.h"
+
+namespace ridge {
+
+class CompletionBackend {
+ public:
+  virtual ~CompletionBackend() = default;
+
+  // Queues a request; `on_event` runs on the backend's thread, once per token, the last event
+  // with finish != None. It must be quick and must not call back into the backend.
+  // Throws SubmitError (BadRequest, ContextExceeded, QueueFull).
+  virtual RequestId submit(RequestOptions options, EventCallback on_event) = 0;
+  // Ends a request early; its last event then has finish == Abort. Unknown ids are ignored.
+  virtual void cancel(RequestId id) = 0;
+  virtual EngineStats stats() const = 0;
+
+  // Prompt text to token ids as the model expects it (BOS added, special tokens parsed).
+  virtual std::vector<int32_t> tokenize(std::string_view text) const = 0;
+  // Chat messages to prompt text, through the model's (or the --chat-template) format, ending
+  // with the header of the assistant's turn.
+  virtual std::string apply_chat_template(std::span<const ChatMessage> messages) const = 0;
+  // The bytes of one token (for logprobs); may be a fragment of a UTF-8 character.
+  virtual std::string token_piece(int32_t token) const = 0;
+  virtual int32_t n_vocab() const = 0;
+  virtual int64_t n_ctx() const = 0;  // prompt + completion tokens of one request, at most
+  virtual std::string model_id() const = 0;  // the name clients pass as "model"
+};
+
+}  // namespace ridge

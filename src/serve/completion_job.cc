@@ -1,0 +1,235 @@
+#include "serve/completion_job.h"
+
+#include <algorithm>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "serve/api_error.h"
+#include "serve/sse.h"
+
+namespace ridge {
+namespace {
+
+double seconds(CompletionJob::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+const char* prompt_param(Endpoint endpoint) { return endpoint == Endpoint::Completions ? "prompt" : "messages"; }
+
+ApiError submit_error(const SubmitError& e, Endpoint endpoint) {
+  switch (e.kind) {
+    case SubmitError::Kind::QueueFull:
+      return ApiError(429, fmt::format("the server is busy: {}", e.what()), {}, "queue_full", error_type_for_status(429));
+    case SubmitError::Kind::ContextExceeded:
+      return ApiError(400, e.what(), prompt_param(endpoint), "context_length_exceeded");
+    case SubmitError::Kind::BadRequest: break;
+  }
+  return ApiError(400, e.what());
+}
+
+}  // namespace
+
+CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, const OpenaiRequest& request,
+                             Clock::time_point arrival)
+    : backend_(backend), metrics_(metrics), request_(request), arrival_(arrival),
+      header_(make_response_header(request.endpoint, backend.model_id())),
+      stream_(RequestStream::create(backend, request.n)), choices_(size_t(request.n)) {
+  const char* param = prompt_param(request.endpoint);
+  if (request.prompt_is_tokens) {
+    const int32_t n_vocab = backend.n_vocab();
+    for (int32_t t : request.prompt_tokens)
+      if (t >= n_vocab) throw_bad_param(param, fmt::format("token id {} is out of range (the vocabulary has {})", t, n_vocab));
+    prompt_ = request.prompt_tokens;
+  } else {
+    try {
+      const std::string text = request.endpoint == Endpoint::Completions ? request.prompt_text
+                                                                         : backend.apply_chat_template(request.messages);
+      prompt_ = backend.tokenize(text);
+    } catch (const Error& e) {  // e.g. a conversation the chat format cannot express
+      throw_bad_param(param, e.what());
+    }
+  }
+  if (prompt_.empty()) throw_bad_param(param, "the prompt is empty");
+
+  // At least one token must fit after the prompt; a larger max_tokens is clamped, not refused.
+  const int64_t n_ctx = backend.n_ctx();
+  const int64_t room = n_ctx - int64_t(prompt_.size());
+  if (room < 1)
+    throw ApiError(400,
+                   fmt::format("This model's maximum context length is {} tokens. However, your prompt has {} tokens, "
+                               "leaving no room for the completion. Please reduce the length of the {}.",
+                               n_ctx, prompt_.size(), param),
+                   param, "context_length_exceeded");
+  // Defaults as OpenAI's: 16 for completions, what the context leaves for chat.
+  max_tokens_ = std::min(request.max_tokens.value_or(request.endpoint == Endpoint::Completions ? 16 : room), room);
+}
+
+CompletionJob::~CompletionJob() {
+  if (!all_finished()) cancel();
+}
+
+void CompletionJob::submit() {
+  std::random_device entropy;
+  const uint64_t base_seed = request_.seed ? *request_.seed : (uint64_t(entropy()) << 32 | entropy());
+  for (int i = 0; i < request_.n; ++i) {
+    RequestOptions options;
+    options.prompt = prompt_;
+    options.sampling = request_.sampling;
+    options.sampling.seed = base_seed + uint64_t(i);
+    options.max_tokens = int32_t(max_tokens_);
+    options.stop = request_.stop;
+    options.ignore_eos = request_.ignore_eos;
+    options.logprobs = request_.logprobs;
+    options.after_prefill_of = first_id_;  // siblings wait for the first to compute the prompt, then share its blocks
+    try {
+      const RequestId id = backend_.submit(std::move(options), stream_->callback(i));
+      stream_->set_request_id(i, id);
+      if (i == 0) first_id_ = id;
+    } catch (const SubmitError& e) {
+      choices_.resize(size_t(i));  // the ones submitted are cancelled by the destructor
+      throw submit_error(e, request_.endpoint);
+    }
+  }
+}
+
+void CompletionJob::finish_choice(Choice& c, FinishReason reason, Clock::time_point at) {
+  c.finish = reason;
+  ServeMetrics::Finished f;
+  f.reason = reason;
+  f.e2e_seconds = seconds(at - arrival_);
+  f.decode_seconds = c.first_token ? seconds(*c.last_token - *c.first_token) : 0.0;
+  f.prompt_tokens = c.prompt_tokens;
+  f.generation_tokens = c.completion_tokens;
+  metrics_.observe_finished(f);
+}
+
+std::optional<ChoicePart> CompletionJob::apply(const RequestStream::Event& e) {
+  Choice& c = choices_[size_t(e.choice)];
+  if (c.finish != FinishReason::None) return std::nullopt;  // cancelled here; the backend's Abort follows
+  const TokenEvent& ev = e.event;
+  if (!c.seen) {
+    c.seen = true;
+    c.prompt_tokens = ev.prompt_tokens ? ev.prompt_tokens : int64_t(prompt_.size());
+    c.cached_tokens = ev.cached_prompt_tokens;
+    metrics_.count_tokens(c.prompt_tokens, 0);
+  }
+  ChoicePart part;
+  part.index = e.choice;
+  part.with_logprobs = request_.logprobs;
+  if (ev.has_token) {
+    if (!c.first_token) {
+      c.first_token = e.at;
+      metrics_.observe_first_token(seconds(e.at - arrival_));
+      metrics_.observe_queue_time(ev.queue_seconds);
+    } else {
+      metrics_.observe_inter_token(seconds(e.at - *c.last_token));
+    }
+    c.last_token = e.at;
+    c.completion_tokens = std::max(ev.completion_tokens, c.completion_tokens + 1);
+    metrics_.count_tokens(0, 1);
+    if (request_.logprobs) {
+      LogprobEntry entry{backend_.token_piece(ev.sample.token), ev.sample.logprob, {}, c.text.size()};
+      for (const auto& alt : ev.sample.top) entry.top.emplace_back(backend_.token_piece(alt.token), alt.logprob);
+      part.logprobs.push_back(entry);
+      c.logprobs.push_back(std::move(entry));
+    }
+  }
+  part.text = ev.text;
+  c.text += ev.text;
+  if (ev.finish != FinishReason::None) {
+    finish_choice(c, ev.finish, e.at);
+    // An abort the client did not ask for ends the whole stream with an error instead.
+    if (ev.finish != FinishReason::Abort) part.finish_reason = std::string(finish_reason_name(ev.finish));
+  }
+  if (part.text.empty() && part.logprobs.empty() && part.finish_reason.empty()) return std::nullopt;
+  return part;
+}
+
+bool CompletionJob::all_finished() const {
+  return std::all_of(choices_.begin(), choices_.end(), [](const Choice& c) { return c.finish != FinishReason::None; });
+}
+
+bool CompletionJob::backend_aborted() const {
+  return !cancelled_ && std::any_of(choices_.begin(), choices_.end(), [](const Choice& c) { return c.finish == FinishReason::Abort; });
+}
+
+Usage CompletionJob::usage() const {
+  Usage u;
+  u.prompt_tokens = int64_t(prompt_.size());  // once, however many choices (as OpenAI counts)
+  for (const auto& c : choices_) {
+    if (c.seen) u.prompt_tokens = c.prompt_tokens;
+    u.cached_tokens = std::max(u.cached_tokens, c.cached_tokens);
+    u.completion_tokens += c.completion_tokens;
+  }
+  return u;
+}
+
+void CompletionJob::cancel() {
+  cancelled_ = true;
+  stream_->cancel();
+  const auto now = Clock::now();
+  for (auto& c : choices_)
+    if (c.finish == FinishReason::None) finish_choice(c, FinishReason::Abort, now);
+}
+
+nlohmann::json CompletionJob::wait_response(Clock::time_point deadline, Clock::duration poll,
+                                            const std::function<bool()>& client_gone) {
+  auto next_check = Clock::now() + poll;
+  while (!all_finished()) {
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      cancel();
+      throw ApiError(504, "the request timed out", {}, "timeout", error_type_for_status(504));
+    }
+    if (now >= next_check) {
+      next_check = now + poll;
+      if (client_gone()) {
+        cancel();
+        throw ApiError(499, "the client closed the connection");  // nobody reads it; for the record
+      }
+    }
+    for (const auto& e : stream_->wait(std::min(deadline, next_check))) apply(e);
+  }
+  if (backend_aborted())
+    throw ApiError(503, "the request was cancelled: the server is shutting down", {}, {}, error_type_for_status(503));
+  std::vector<ChoicePart> parts;
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    const Choice& c = choices_[i];
+    parts.push_back({int(i), c.text, request_.logprobs, c.logprobs, std::string(finish_reason_name(c.finish)), false});
+  }
+  return response_json(header_, parts, usage());
+}
+
+std::string CompletionJob::end_stream_with_error(const ApiError& error) {
+  done_ = true;
+  return sse_event(error_json(error)) + sse_done();
+}
+
+std::string CompletionJob::next_sse(Clock::time_point until, Clock::time_point deadline) {
+  std::string out;
+  if (done_) return out;
+  if (!opened_) {
+    opened_ = true;
+    if (request_.endpoint == Endpoint::ChatCompletions) {  // OpenAI opens each choice with its role
+      for (int i = 0; i < request_.n; ++i) out += sse_event(chunk_json(header_, {i, "", false, {}, "", true}, request_.include_usage));
+      return out;  // at once: the client sees the stream start before the first token
+    }
+  }
+  if (Clock::now() >= deadline) {
+    cancel();
+    return out + end_stream_with_error(ApiError(504, "the request timed out", {}, "timeout", error_type_for_status(504)));
+  }
+  for (const auto& e : stream_->wait(std::min(until, deadline)))
+    if (auto part = apply(e)) out += sse_event(chunk_json(header_, *part, request_.include_usage));
+  if (backend_aborted()) {
+    cancel();
+    return out + end_stream_with_error(ApiError(503, "the request was cancelled: the server is shutting down", {}, {},
+                                                error_type_for_status(503)));
+  }
+  if (!all_finished()) return out;
+  if (request_.include_usage) out += sse_event(usage_chunk_json(header_, usage()));
+  done_ = true;
+  return out + sse_done();
+}
+
+}  // namespace ridge

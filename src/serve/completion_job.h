@@ -1,0 +1,92 @@
+#pragma once
+// One completion request from prompt to response: tokenize (or apply the chat template), check the
+// context, submit the n choices to the backend, then turn their events into either one response
+// body or a sequence of SSE chunks, recording latency metrics from the events' timestamps.
+//
+// A job is used by one HTTP handler thread; only its RequestStream is shared (with the backend's
+// callbacks and with the shutdown path, which may cancel it).
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/api_error.h"
+#include "serve/completion_backend.h"
+#include "serve/openai_request.h"
+#include "serve/openai_response.h"
+#include "serve/request_stream.h"
+#include "serve/serve_metrics.h"
+
+namespace ridge {
+
+class CompletionJob {
+ public:
+  using Clock = std::chrono::steady_clock;
+
+  // Builds the prompt tokens and checks them; throws ApiError (400: empty prompt, token id out of
+  // range, context_length_exceeded).
+  CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, const OpenaiRequest& request, Clock::time_point arrival);
+  ~CompletionJob();  // cancels choices still running
+  CompletionJob(const CompletionJob&) = delete;
+  CompletionJob& operator=(const CompletionJob&) = delete;
+
+  // Submits the n choices (seeds seed + i). Throws ApiError: 429 queue full, 400 refused.
+  void submit();
+  const std::shared_ptr<RequestStream>& stream() const { return stream_; }
+  int64_t prompt_tokens() const { return int64_t(prompt_.size()); }
+  int64_t max_tokens() const { return max_tokens_; }
+
+  // Non-streamed: waits for every choice and returns the body, asking `client_gone` every `poll`.
+  // Throws ApiError 504 at `deadline` and 499 when the client has gone (the choices are cancelled),
+  // 503 when the backend aborted them (shutdown).
+  nlohmann::json wait_response(Clock::time_point deadline, Clock::duration poll, const std::function<bool()>& client_gone);
+
+  // Streamed: the SSE text ready by `until` (empty when nothing happened). At `deadline` the choices
+  // are cancelled and the stream ends with an error event. done() once "data: [DONE]" was returned.
+  std::string next_sse(Clock::time_point until, Clock::time_point deadline);
+  bool done() const { return done_; }
+
+  // The client went away (or the request timed out): cancel what runs, count it as aborted.
+  void cancel();
+
+ private:
+  struct Choice {
+    std::string text;
+    std::vector<LogprobEntry> logprobs;
+    FinishReason finish = FinishReason::None;
+    bool seen = false;  // any event arrived
+    int64_t prompt_tokens = 0;
+    int64_t cached_tokens = 0;
+    int64_t completion_tokens = 0;
+    std::optional<Clock::time_point> first_token, last_token;
+  };
+
+  // Applies one event to its choice and the metrics; returns the part of the choice it adds
+  // (for a stream chunk), or nullopt when it adds nothing visible.
+  std::optional<ChoicePart> apply(const RequestStream::Event& e);
+  void finish_choice(Choice& c, FinishReason reason, Clock::time_point at);
+  bool all_finished() const;
+  bool backend_aborted() const;
+  Usage usage() const;
+  std::string end_stream_with_error(const ApiError& error);
+
+  CompletionBackend& backend_;
+  ServeMetrics& metrics_;
+  OpenaiRequest request_;
+  Clock::time_point arrival_;
+  std::vector<int32_t> prompt_;
+  int64_t max_tokens_ = 0;
+  ResponseHeader header_;
+  std::shared_ptr<RequestStream> stream_;
+  std::vector<Choice> choices_;
+  RequestId first_id_ = -1;  // the backend's id of choice 0
+  bool cancelled_ = false;  // by this job: later events of its choices are dropped
+  bool opened_ = false;     // streamed: the opening chunks went out
+  bool done_ = false;       // streamed: [DONE] went out
+};
+
+}  // namespace ridge

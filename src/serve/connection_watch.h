@@ -1,0 +1,24 @@
+#pragma once
+// Whether the client of a request has hung up, for a handler that waits for a non-streamed result.
+// httplib 0.11 gives handlers neither the socket nor is_connection_closed() (streamed responses
+// learn it from the DataSink), so the socket is found among the process's descriptors by the
+// connection's addresses, which httplib does pass: its peer is remote_addr:remote_port and its
+// local port is local_port. Linux (/proc/self/fd); elsewhere the watch never fires.
+#include <string>
+
+namespace ridge {
+
+class ConnectionWatch {
+ public:
+  ConnectionWatch(const std::string& remote_addr, int remote_port, int local_port);
+
+  // True once the peer has closed or reset the connection; false while open or when the socket
+  // was not found. The descriptor is only borrowed: httplib owns it until the response is written.
+  bool closed() const;
+  bool found() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace ridge

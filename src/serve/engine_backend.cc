@@ -1,0 +1,33 @@
+#include "serve/engine_backend.h"
+
+namespace ridge {
+
+EngineBackend::EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id)
+    : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)) {}
+
+RequestId EngineBackend::submit(RequestOptions options, EventCallback on_event) {
+  return engine_.submit(std::move(options), std::move(on_event));
+}
+
+void EngineBackend::cancel(RequestId id) { engine_.cancel(id); }
+
+EngineStats EngineBackend::stats() const { return engine_.stats(); }
+
+std::vector<int32_t> EngineBackend::tokenize(std::string_view text) const {
+  // As llama.cpp's server: BOS as the model asks, and special-token text ("<|im_start|>") parsed.
+  return engine_.tokenizer().encode(text, /*add_special=*/true, /*parse_special=*/true);
+}
+
+std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> messages) const {
+  ChatTemplateOptions options;
+  options.default_system_prompt = chat_.default_system_prompt;
+  return render_chat(chat_.format, messages, options);
+}
+
+std::string EngineBackend::token_piece(int32_t token) const { return engine_.tokenizer().token_to_piece(token); }
+
+int32_t EngineBackend::n_vocab() const { return engine_.tokenizer().n_vocab(); }
+
+int64_t EngineBackend::n_ctx() const { return engine_.n_ctx(); }
+
+}  // namespace ridge

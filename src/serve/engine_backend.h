@@ -1,0 +1,33 @@
+#pragma once
+// CompletionBackend over the serving engine: requests go to Engine::submit/cancel, text goes
+// through the engine's tokenizer and the model's chat format.
+#include <string>
+
+#include "engine/engine.h"
+#include "serve/completion_backend.h"
+#include "tokenizer/chat_template.h"
+
+namespace ridge {
+
+class EngineBackend : public CompletionBackend {
+ public:
+  // `engine` (and the model and tokenizer it holds) must outlive the backend.
+  EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id);
+
+  RequestId submit(RequestOptions options, EventCallback on_event) override;
+  void cancel(RequestId id) override;
+  EngineStats stats() const override;
+  std::vector<int32_t> tokenize(std::string_view text) const override;
+  std::string apply_chat_template(std::span<const ChatMessage> messages) const override;
+  std::string token_piece(int32_t token) const override;
+  int32_t n_vocab() const override;
+  int64_t n_ctx() const override;
+  std::string model_id() const override { return model_id_; }
+
+ private:
+  Engine& engine_;
+  ChatTemplate chat_;
+  std::string model_id_;
+};
+
+}  // namespace ridge

@@ -1,0 +1,247 @@
+#include "serve/http_server.h"
+
+#include <sys/socket.h>
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include "core/error.h"
+#include "serve/api_error.h"
+#include "serve/completion_job.h"
+#include "serve/connection_watch.h"
+#include "serve/inflight.h"
+#include "serve/serve_metrics.h"
+#include "serve/sse.h"
+#include "serve/web_page.h"
+
+namespace ridge {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+constexpr const char* kJson = "application/json";
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void reply_error(httplib::Response& res, const ApiError& error) {
+  res.status = error.status;
+  res.set_content(dump(error_json(error)), kJson);
+}
+
+// httplib's listener keeps a backlog of 5 connections (fixed when the library was built): a burst
+// of clients would have their SYNs dropped and retried a second later. Linux lets a listening
+// socket's backlog be raised by calling listen() again.
+class Listener : public httplib::Server {
+ public:
+  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(CompletionBackend& b, ServerConfig c) : backend(b), config(std::move(c)) {}
+
+  void install_routes();
+  bool authorized(const httplib::Request& req) const;
+  void completion(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
+  void stream_response(std::shared_ptr<CompletionJob> job, std::shared_ptr<void> tracked, Clock::time_point deadline,
+                       httplib::Response& res);
+  json models() const;
+
+  CompletionBackend& backend;
+  ServerConfig config;
+  Listener http;
+  ServeMetrics metrics;
+  InflightRequests inflight;
+  std::atomic<bool> draining{false};
+  std::once_flag shutdown_once;
+  const int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch()).count();
+};
+
+bool HttpServer::Impl::authorized(const httplib::Request& req) const {
+  if (config.api_key.empty()) return true;
+  const std::string expected = "Bearer " + config.api_key;
+  const std::string got = req.get_header_value("Authorization");
+  // Compared in full whatever the first difference, so the time taken tells nothing about the key.
+  unsigned diff = got.size() != expected.size();
+  for (size_t i = 0; i < expected.size(); ++i) diff |= unsigned(i < got.size() ? got[i] ^ expected[i] : 1);
+  return diff == 0;
+}
+
+json HttpServer::Impl::models() const {
+  json model = {{"id", backend.model_id()}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"},
+                {"max_model_len", backend.n_ctx()}};
+  return {{"object", "list"}, {"data", json::array({model})}};
+}
+
+void HttpServer::Impl::completion(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+  const auto arrival = Clock::now();
+  const auto deadline = arrival + config.request_timeout;
+  try {
+    const OpenaiRequest request = parse_openai_request(endpoint, req.body);
+    if (!request.model.empty() && request.model != backend.model_id())
+      throw ApiError(404, fmt::format("The model '{}' does not exist (this server serves '{}').", request.model, backend.model_id()),
+                     "model", "model_not_found");
+    auto job = std::make_shared<CompletionJob>(backend, metrics, request, arrival);
+    auto tracked = inflight.track(job->stream());
+    job->submit();
+    if (request.stream) {
+      stream_response(std::move(job), std::move(tracked), deadline, res);
+    } else {
+      // The socket is looked up only for requests still running after the first poll.
+      std::optional<ConnectionWatch> watch;
+      auto client_gone = [&] {
+        if (!watch) watch.emplace(req.remote_addr, req.remote_port, req.local_port);
+        return watch->closed();
+      };
+      res.set_content(dump(job->wait_response(deadline, config.poll_interval, client_gone)), kJson);
+    }
+  } catch (const ApiError& e) {
+    reply_error(res, e);
+  } catch (const SubmitError& e) {
+    reply_error(res, ApiError(400, e.what()));
+  } catch (const Error& e) {  // a user-facing failure from below (tokenizer, template)
+    reply_error(res, ApiError(400, e.what()));
+  } catch (const std::exception& e) {
+    reply_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), {}, {}, "server_error"));
+  }
+}
+
+// SSE through httplib's chunked provider: each call hands over what the job has ready, waiting at
+// most poll_interval, so a quiet stream still notices a closed connection (sink.is_writable peeks
+// the socket) and cancels its choices at once.
+void HttpServer::Impl::stream_response(std::shared_ptr<CompletionJob> job, std::shared_ptr<void> tracked,
+                                       Clock::time_point deadline, httplib::Response& res) {
+  const auto poll = config.poll_interval;
+  res.set_header("Cache-Control", "no-cache");
+  res.set_chunked_content_provider(
+      kSseContentType,
+      [job, tracked, deadline, poll](size_t, httplib::DataSink& sink) {
+        try {
+          const std::string text = job->next_sse(Clock::now() + poll, deadline);
+          if (!text.empty() && !sink.write(text.data(), text.size())) {
+            job->cancel();
+            return false;
+          }
+          if (job->done()) {
+            sink.done();
+            return true;
+          }
+          if (text.empty() && !sink.is_writable()) {
+            job->cancel();
+            return false;
+          }
+          return true;
+        } catch (const std::exception&) {
+          job->cancel();
+          return false;
+        }
+      },
+      [job](bool success) {
+        if (!success) job->cancel();  // the connection went away or the server stopped
+      });
+}
+
+void HttpServer::Impl::install_routes() {
+  http.new_task_queue = [n = size_t(std::max(1, config.http_threads))] { return new httplib::ThreadPool(n); };
+  http.set_payload_max_length(config.max_body_bytes);
+
+  http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    const bool api = req.path.rfind("/v1/", 0) == 0;
+    if (api && !authorized(req)) {
+      reply_error(res, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>'.", {}, "invalid_api_key",
+                                error_type_for_status(401)));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (draining && (api || req.path == "/health")) {
+      reply_error(res, ApiError(503, "the server is shutting down", {}, {}, error_type_for_status(503)));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  // Statuses httplib sets itself (404 no route, 413 body too large, 400 malformed HTTP) get a JSON body too.
+  http.set_error_handler(httplib::Server::HandlerWithResponse([this](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;  // ours already
+    std::string message = fmt::format("HTTP {}", res.status);
+    if (res.status == 404) message = fmt::format("no route for {} {}", req.method, req.path);
+    if (res.status == 413) message = fmt::format("the request body is larger than {} bytes", config.max_body_bytes);
+    reply_error(res, ApiError(res.status, message, {}, {}, error_type_for_status(res.status)));
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
+    reply_error(res, ApiError(500, "internal error", {}, {}, "server_error"));
+  });
+
+  http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    completion(Endpoint::Completions, req, res);
+  });
+  http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+    completion(Endpoint::ChatCompletions, req, res);
+  });
+  http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { res.set_content(dump(models()), kJson); });
+  http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.matches[1] != backend.model_id())
+      return reply_error(res, ApiError(404, fmt::format("The model '{}' does not exist.", req.matches[1].str()), "model",
+                                       "model_not_found"));
+    res.set_content(dump(models()["data"][0]), kJson);
+  });
+  http.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", kJson); });
+  http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    res.set_content(metrics.prometheus(backend.stats()), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  http.Get("/metrics/json", [this](const httplib::Request&, httplib::Response& res) {
+    json view = metrics.json(backend.stats());
+    view["model"] = backend.model_id();
+    view["n_ctx"] = backend.n_ctx();
+    view["inflight_http"] = inflight.size();
+    res.set_content(dump(view), kJson);
+  });
+  http.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(std::string(web_page_html()), "text/html; charset=utf-8"); });
+}
+
+HttpServer::HttpServer(CompletionBackend& backend, ServerConfig config)
+    : impl_(std::make_unique<Impl>(backend, std::move(config))) {
+  impl_->install_routes();
+}
+
+HttpServer::~HttpServer() {
+  if (impl_->http.is_running()) impl_->http.stop();
+}
+
+int HttpServer::bind() {
+  const auto& c = impl_->config;
+  int port = c.port;
+  if (port == 0) {
+    port = impl_->http.bind_to_any_port(c.host);
+  } else if (!impl_->http.bind_to_port(c.host, port)) {
+    port = -1;
+  }
+  if (port < 0) fail("cannot listen on {}:{} (address in use, or not an address of this machine?)", c.host, c.port);
+  impl_->http.raise_backlog();
+  return port;
+}
+
+void HttpServer::run() {
+  if (!impl_->draining) impl_->http.listen_after_bind();
+}
+
+void HttpServer::shutdown() {
+  std::call_once(impl_->shutdown_once, [this] {
+    Impl& s = *impl_;
+    s.draining = true;
+    if (!s.inflight.wait_empty(Clock::now() + s.config.shutdown_grace)) {
+      s.inflight.cancel_all();  // their handlers see the Abort events and end their responses
+      s.inflight.wait_empty(Clock::now() + std::chrono::seconds(5));
+    }
+    s.http.stop();
+  });
+}
+
+}  // namespace ridge

@@ -1,0 +1,49 @@
+#pragma once
+// The OpenAI-compatible HTTP front of `ridge serve`:
+//   POST /v1/completions, POST /v1/chat/completions (JSON, or SSE with "stream": true)
+//   GET  /v1/models, /health, /metrics (Prometheus), /metrics/json (the web page's view), / (the web page)
+// httplib's thread pool serves the connections; each completion handler submits to the backend and
+// waits on its own RequestStream, so the backend's thread never waits on HTTP. Every failure is a
+// JSON error in OpenAI's shape; bad input never yields a 500.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "serve/completion_backend.h"
+
+namespace ridge {
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  int port = 8080;             // 0: any free port (see bind())
+  std::string api_key;         // non-empty: /v1 routes need "Authorization: Bearer <key>"
+  int http_threads = 64;       // connections served at once; more wait in the accept queue
+  std::chrono::milliseconds request_timeout{600'000};
+  std::chrono::milliseconds shutdown_grace{30'000};  // in-flight requests may finish within it
+  size_t max_body_bytes = 8u << 20;                  // larger bodies get 413
+  std::chrono::milliseconds poll_interval{50};       // how often a waiting handler checks its connection
+};
+
+class HttpServer {
+ public:
+  HttpServer(CompletionBackend& backend, ServerConfig config);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket; returns the port (the chosen one when config.port is 0).
+  // Error when the address cannot be bound.
+  int bind();
+  // Serves until shutdown() has finished. Call bind() first.
+  void run();
+  // From any thread (a signal watcher): refuse new requests (503), let in-flight ones finish within
+  // the grace period, cancel the rest, then stop listening. Returns once run() is about to return.
+  void shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ridge

@@ -1,0 +1,48 @@
+#pragma once
+// The body of POST /v1/completions and /v1/chat/completions, parsed and checked field by field.
+// Every mistake is an ApiError (400) naming the field, so a client learns what to fix; fields this
+// server does not know are ignored, fields it knows but cannot honour (echo, logit_bias, tools,
+// best_of > 1) are refused rather than silently dropped.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/sampler.h"
+#include "tokenizer/chat_template.h"
+
+namespace ridge {
+
+enum class Endpoint { Completions, ChatCompletions };
+
+struct OpenaiRequest {
+  Endpoint endpoint = Endpoint::Completions;
+  std::string model;  // empty when the client sent none
+
+  // Completions: text, or token ids when the client sent them (prompt_is_tokens).
+  std::string prompt_text;
+  std::vector<int32_t> prompt_tokens;
+  bool prompt_is_tokens = false;
+  // Chat: the conversation ("developer" is read as "system").
+  std::vector<ChatMessage> messages;
+
+  SamplingParams sampling;         // seed and top_logprobs included
+  std::optional<uint64_t> seed;    // absent: each choice draws its own
+  std::optional<int64_t> max_tokens;  // absent: the endpoint's default
+  std::vector<std::string> stop;
+  int32_t n = 1;
+  bool logprobs = false;           // report logprobs (sampling.top_logprobs alternatives per token)
+  bool stream = false;
+  bool include_usage = false;      // stream_options.include_usage
+  bool ignore_eos = false;
+  std::string user;
+};
+
+inline constexpr int32_t kMaxChoices = 128;     // n, as OpenAI allows
+inline constexpr int32_t kMaxTopLogprobs = 20;  // top_logprobs (and completions' logprobs)
+
+// Throws ApiError (400) for malformed JSON, invalid UTF-8, wrong types or values out of range.
+OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body);
+
+}  // namespace ridge

@@ -1,0 +1,141 @@
+#include "serve/openai_response.h"
+
+#include <chrono>
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "tokenizer/utf8.h"
+
+namespace ridge {
+namespace {
+
+using nlohmann::json;
+
+std::string random_hex(int digits) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string out;
+  while (int(out.size()) < digits) out += fmt::format("{:016x}", rng());
+  out.resize(size_t(digits));
+  return out;
+}
+
+double finite_logprob(float logprob) { return std::isfinite(logprob) ? double(logprob) : double(kLogprobFloor); }
+
+json token_bytes(const std::string& piece) {
+  json bytes = json::array();
+  for (unsigned char c : piece) bytes.push_back(int(c));
+  return bytes;
+}
+
+// Chat: {"content": [{"token", "logprob", "bytes", "top_logprobs": [{"token", "logprob", "bytes"}]}]}
+json chat_logprobs(const std::vector<LogprobEntry>& tokens) {
+  json content = json::array();
+  for (const auto& t : tokens) {
+    json top = json::array();
+    for (const auto& [piece, logprob] : t.top)
+      top.push_back({{"token", utf8::sanitize(piece)}, {"logprob", finite_logprob(logprob)}, {"bytes", token_bytes(piece)}});
+    content.push_back({{"token", utf8::sanitize(t.piece)},
+                       {"logprob", finite_logprob(t.logprob)},
+                       {"bytes", token_bytes(t.piece)},
+                       {"top_logprobs", std::move(top)}});
+  }
+  return {{"content", std::move(content)}};
+}
+
+// Completions: parallel lists; top_logprobs maps token text to logprob and always holds the sampled
+// token too (so up to logprobs + 1 entries, as OpenAI documents).
+json completion_logprobs(const std::vector<LogprobEntry>& tokens) {
+  json out = {{"tokens", json::array()}, {"token_logprobs", json::array()}, {"top_logprobs", json::array()},
+              {"text_offset", json::array()}};
+  for (const auto& t : tokens) {
+    const std::string text = utf8::sanitize(t.piece);
+    out["tokens"].push_back(text);
+    out["token_logprobs"].push_back(finite_logprob(t.logprob));
+    json top = json::object();
+    for (const auto& [piece, logprob] : t.top) top[utf8::sanitize(piece)] = finite_logprob(logprob);
+    top[text] = finite_logprob(t.logprob);
+    out["top_logprobs"].push_back(std::move(top));
+    out["text_offset"].push_back(t.text_offset);
+  }
+  return out;
+}
+
+json logprobs_json(Endpoint endpoint, const ChoicePart& choice) {
+  if (!choice.with_logprobs) return nullptr;
+  return endpoint == Endpoint::ChatCompletions ? chat_logprobs(choice.logprobs) : completion_logprobs(choice.logprobs);
+}
+
+json finish_json(const ChoicePart& choice) {
+  return choice.finish_reason.empty() ? json(nullptr) : json(choice.finish_reason);
+}
+
+json header_json(const ResponseHeader& header, bool chunk) {
+  const char* object = header.endpoint == Endpoint::Completions ? "text_completion"
+                       : chunk                                  ? "chat.completion.chunk"
+                                                                : "chat.completion";
+  return {{"id", header.id}, {"object", object}, {"created", header.created}, {"model", header.model},
+          {"system_fingerprint", nullptr}};
+}
+
+}  // namespace
+
+ResponseHeader make_response_header(Endpoint endpoint, const std::string& model) {
+  ResponseHeader header;
+  header.endpoint = endpoint;
+  header.id = (endpoint == Endpoint::Completions ? "cmpl-" : "chatcmpl-") + random_hex(24);
+  header.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  header.model = model;
+  return header;
+}
+
+json usage_json(const Usage& usage) {
+  return {{"prompt_tokens", usage.prompt_tokens},
+          {"completion_tokens", usage.completion_tokens},
+          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+          {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+}
+
+json response_json(const ResponseHeader& header, const std::vector<ChoicePart>& choices, const Usage& usage) {
+  json out = header_json(header, /*chunk=*/false);
+  json list = json::array();
+  for (const auto& c : choices) {
+    json choice = {{"index", c.index}, {"logprobs", logprobs_json(header.endpoint, c)}, {"finish_reason", finish_json(c)}};
+    if (header.endpoint == Endpoint::Completions) {
+      choice["text"] = c.text;
+    } else {
+      choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+    }
+    list.push_back(std::move(choice));
+  }
+  out["choices"] = std::move(list);
+  out["usage"] = usage_json(usage);
+  return out;
+}
+
+json chunk_json(const ResponseHeader& header, const ChoicePart& c, bool usage_null) {
+  json out = header_json(header, /*chunk=*/true);
+  json choice = {{"index", c.index}, {"logprobs", logprobs_json(header.endpoint, c)}, {"finish_reason", finish_json(c)}};
+  if (header.endpoint == Endpoint::Completions) {
+    choice["text"] = c.text;
+  } else if (c.role) {
+    choice["delta"] = {{"role", "assistant"}, {"content", ""}};
+  } else if (!c.finish_reason.empty() && c.text.empty()) {
+    choice["delta"] = json::object();
+  } else {
+    choice["delta"] = {{"content", c.text}};
+  }
+  out["choices"] = json::array({std::move(choice)});
+  if (usage_null) out["usage"] = nullptr;
+  return out;
+}
+
+json usage_chunk_json(const ResponseHeader& header, const Usage& usage) {
+  json out = header_json(header, /*chunk=*/true);
+  out["choices"] = json::array();
+  out["usage"] = usage_json(usage);
+  return out;
+}
+
+}  // namespace ridge

@@ -1,0 +1,116 @@
+#include "serve/serve_metrics.h"
+
+#include <cmath>
+
+namespace ridge {
+namespace {
+
+std::vector<double> token_count_buckets() {
+  return {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+}
+
+const char* success_help() { return "Finished requests by finish reason."; }
+
+}  // namespace
+
+ServeMetrics::ServeMetrics()
+    : ttft_(registry_.histogram("ridge:time_to_first_token_seconds", "Time from arrival to the first token.", latency_buckets())),
+      itl_(registry_.histogram("ridge:inter_token_latency_seconds", "Time between consecutive tokens of a request.", latency_buckets())),
+      tpot_(registry_.histogram("ridge:time_per_output_token_seconds",
+                                "Mean time per output token after the first, per request.", latency_buckets())),
+      e2e_(registry_.histogram("ridge:e2e_request_latency_seconds", "Time from arrival to the last token.", latency_buckets())),
+      queue_(registry_.histogram("ridge:request_queue_time_seconds", "Time waiting before the first scheduled step.", latency_buckets())),
+      prompt_len_(registry_.histogram("ridge:request_prompt_tokens", "Prompt tokens per request.", token_count_buckets())),
+      generation_len_(registry_.histogram("ridge:request_generation_tokens", "Generated tokens per request.", token_count_buckets())),
+      finished_stop_(registry_.counter("ridge:request_success_total", success_help(), {{"finished_reason", "stop"}})),
+      finished_length_(registry_.counter("ridge:request_success_total", success_help(), {{"finished_reason", "length"}})),
+      finished_abort_(registry_.counter("ridge:request_success_total", success_help(), {{"finished_reason", "abort"}})),
+      prompt_tokens_(registry_.counter("ridge:prompt_tokens_total", "Prompt tokens of admitted requests.")),
+      generation_tokens_(registry_.counter("ridge:generation_tokens_total", "Generated tokens.")),
+      recent_ttft_(std::chrono::seconds(60), 4096),
+      recent_itl_(std::chrono::seconds(60), 16384),
+      recent_e2e_(std::chrono::seconds(60), 4096) {}
+
+void ServeMetrics::observe_first_token(double seconds) {
+  ttft_.observe(seconds);
+  recent_ttft_.add(seconds);
+}
+
+void ServeMetrics::observe_inter_token(double seconds) {
+  itl_.observe(seconds);
+  recent_itl_.add(seconds);
+}
+
+void ServeMetrics::count_tokens(int64_t prompt_tokens, int64_t generated_tokens) {
+  if (prompt_tokens) prompt_tokens_.add(double(prompt_tokens));
+  if (generated_tokens) generation_tokens_.add(double(generated_tokens));
+}
+
+void ServeMetrics::observe_queue_time(double seconds) { queue_.observe(seconds); }
+
+void ServeMetrics::observe_finished(const Finished& f) {
+  switch (f.reason) {
+    case FinishReason::Length: finished_length_.add(); break;
+    case FinishReason::Abort: finished_abort_.add(); break;
+    default: finished_stop_.add(); break;
+  }
+  e2e_.observe(f.e2e_seconds);
+  recent_e2e_.add(f.e2e_seconds);
+  if (f.generation_tokens > 1) tpot_.observe(f.decode_seconds / double(f.generation_tokens - 1));
+  prompt_len_.observe(double(f.prompt_tokens));
+  generation_len_.observe(double(f.generation_tokens));
+}
+
+void ServeMetrics::mirror(const EngineStats& s) {
+  auto& r = registry_;
+  r.gauge("ridge:num_requests_running", "Requests in the running batch.").set(double(s.running));
+  r.gauge("ridge:num_requests_waiting", "Requests queued or preempted.").set(double(s.waiting));
+  r.gauge("ridge:kv_cache_usage_perc", "Fraction of KV cache blocks in use (1 = full).")
+      .set(s.kv_blocks_total > 0 ? double(s.kv_blocks_used) / double(s.kv_blocks_total) : 0.0);
+  r.gauge("ridge:kv_cache_blocks_used", "KV cache blocks in use.").set(double(s.kv_blocks_used));
+  r.gauge("ridge:kv_cache_blocks_total", "KV cache blocks in the pool.").set(double(s.kv_blocks_total));
+  r.gauge("ridge:batch_num_seqs", "Sequences in the last engine step.").set(double(s.last_batch_seqs));
+  r.gauge("ridge:batch_num_tokens", "Tokens in the last engine step.").set(double(s.last_batch_tokens));
+  r.counter("ridge:num_preemptions_total", "Preemptions (a running request sent back to wait).").set(double(s.preemptions));
+  r.counter("ridge:prefix_cache_queries_total", "Prompt tokens looked up in the prefix cache.").set(double(s.prefix_query_tokens));
+  r.counter("ridge:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.").set(double(s.prefix_hit_tokens));
+  r.counter("ridge:kv_evictions_total", "Cached KV blocks evicted for reuse.").set(double(s.evictions));
+  r.counter("ridge:engine_steps_total", "Engine steps (forward passes).").set(double(s.steps));
+  r.counter("ridge:engine_step_seconds_total", "Time spent inside engine steps.").set(s.step_seconds);
+}
+
+std::string ServeMetrics::prometheus(const EngineStats& stats) {
+  mirror(stats);
+  return registry_.render();
+}
+
+nlohmann::json ServeMetrics::json(const EngineStats& s) {
+  auto latency = [](RecentSamples& samples) {
+    const auto p = samples.percentiles({0.5, 0.99});
+    auto finite = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    return nlohmann::json{{"p50", finite(p[0])}, {"p99", finite(p[1])}};
+  };
+  return {
+      {"uptime_seconds", std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count()},
+      {"running", s.running},
+      {"waiting", s.waiting},
+      {"kv_blocks_used", s.kv_blocks_used},
+      {"kv_blocks_total", s.kv_blocks_total},
+      {"kv_cache_usage", s.kv_blocks_total > 0 ? double(s.kv_blocks_used) / double(s.kv_blocks_total) : 0.0},
+      {"batch_seqs", s.last_batch_seqs},
+      {"batch_tokens", s.last_batch_tokens},
+      {"steps", s.steps},
+      {"preemptions", s.preemptions},
+      {"prefix_cache_queries", s.prefix_query_tokens},
+      {"prefix_cache_hits", s.prefix_hit_tokens},
+      {"kv_evictions", s.evictions},
+      {"prompt_tokens_total", prompt_tokens_.value()},
+      {"generation_tokens_total", generation_tokens_.value()},
+      {"requests", {{"stop", finished_stop_.value()}, {"length", finished_length_.value()}, {"abort", finished_abort_.value()}}},
+      {"ttft_seconds", latency(recent_ttft_)},
+      {"itl_seconds", latency(recent_itl_)},
+      {"e2e_seconds", latency(recent_e2e_)},
+  };
+}
+
+}  // namespace ridge

@@ -1,0 +1,278 @@
+#include "serve/web_page.h"
+
+namespace ridge {
+namespace {
+
+// Element ids are stable (tests drive the page by them): #prompt, #send, #stop, #output (the
+// conversation; the streamed reply lands in its last .assistant turn), #model, #temperature,
+// #max-tokens, #system, #api-key, #metrics (the live view), #chart.
+constexpr std::string_view kPage = R"HTML(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>ridge</title>
+<style>
+  :root { --bg: #f6f7f9; --panel: #fff; --ink: #1d2330; --muted: #6b7385; --line: #dde1e8; --accent: #2f6fdf; --warn: #c0392b; }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 14px/1.45 system-ui, sans-serif; color: var(--ink); background: var(--bg); }
+  header { display: flex; align-items: baseline; gap: 12px; padding: 10px 18px; border-bottom: 1px solid var(--line); background: var(--panel); }
+  header h1 { font-size: 18px; margin: 0; }
+  header .model { color: var(--muted); }
+  main { display: grid; grid-template-columns: minmax(0, 3fr) minmax(280px, 2fr); gap: 16px; padding: 16px; }
+  section { background: var(--panel); border: 1px solid var(--line); border-radius: 8px; padding: 12px; }
+  h2 { font-size: 14px; margin: 0 0 10px; color: var(--muted); text-transform: uppercase; letter-spacing: .04em; }
+  #output { height: 52vh; overflow-y: auto; border: 1px solid var(--line); border-radius: 6px; padding: 8px; background: #fbfcfd; }
+  .turn { white-space: pre-wrap; margin: 6px 0; padding: 6px 10px; border-radius: 6px; }
+  .turn.user { background: #e8f0fe; }
+  .turn.assistant { background: #f1f3f5; }
+  .turn.assistant.streaming::after { content: "▍"; color: var(--accent); }
+  .turn.error { color: var(--warn); background: #fdecea; }
+  .note { color: var(--muted); font-size: 12px; margin: -2px 0 8px 10px; }
+  textarea { width: 100%; min-height: 70px; margin-top: 8px; font: inherit; padding: 6px; border: 1px solid var(--line); border-radius: 6px; }
+  .row { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin-top: 8px; }
+  label { color: var(--muted); font-size: 12px; display: flex; flex-direction: column; gap: 2px; }
+  input, select { font: inherit; padding: 3px 6px; border: 1px solid var(--line); border-radius: 4px; }
+  input[type=number] { width: 90px; }
+  button { font: inherit; padding: 6px 14px; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
+  button.secondary { background: #fff; color: var(--accent); }
+  button:disabled { opacity: .5; cursor: default; }
+  .cards { display: grid; grid-template-columns: repeat(2, 1fr); gap: 8px; }
+  .card { border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; }
+  .card .k { color: var(--muted); font-size: 12px; }
+  .card .v { font-size: 18px; font-variant-numeric: tabular-nums; }
+  canvas { width: 100%; height: 170px; margin-top: 10px; border: 1px solid var(--line); border-radius: 6px; }
+  .legend { font-size: 12px; color: var(--muted); }
+  .legend b { display: inline-block; width: 10px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
+  @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
+</style>
+</head>
+<body>
+<header><h1>ridge</h1><span class="model" id="model-name"></span></header>
+<main>
+  <section id="chat">
+    <h2>Chat</h2>
+    <div id="output" aria-live="polite"></div>
+    <textarea id="prompt" placeholder="Message (Enter sends, Shift+Enter for a new line)"></textarea>
+    <div class="row">
+      <button id="send">Send</button>
+      <button id="stop" class="secondary" disabled>Stop</button>
+      <button id="clear" class="secondary">Clear</button>
+    </div>
+    <div class="row">
+      <label>Model <select id="model"></select></label>
+      <label>Temperature <input id="temperature" type="number" min="0" max="2" step="0.1" value="0.7"></label>
+      <label>Max tokens <input id="max-tokens" type="number" min="1" step="1" value="256"></label>
+      <label>System prompt <input id="system" type="text" placeholder="(the model's default)"></label>
+      <label>API key <input id="api-key" type="password" placeholder="if --api-key is set"></label>
+    </div>
+  </section>
+  <section id="metrics">
+    <h2>Server</h2>
+    <div class="cards">
+      <div class="card"><div class="k">generation throughput</div><div class="v" id="m-throughput">–</div></div>
+      <div class="card"><div class="k">running / waiting</div><div class="v" id="m-queue">–</div></div>
+      <div class="card"><div class="k">TTFT p50 / p99</div><div class="v" id="m-ttft">–</div></div>
+      <div class="card"><div class="k">inter-token p50 / p99</div><div class="v" id="m-itl">–</div></div>
+      <div class="card"><div class="k">KV cache</div><div class="v" id="m-kv">–</div></div>
+      <div class="card"><div class="k">requests done (stop / length / abort)</div><div class="v" id="m-requests">–</div></div>
+    </div>
+    <canvas id="chart" width="560" height="170"></canvas>
+    <div class="legend"><b style="background:#2f6fdf"></b>sequences per step <b style="background:#e67e22"></b>tokens/s (last 2 min)</div>
+  </section>
+</main>
+<script>
+"use strict";
+const $ = (id) => document.getElementById(id);
+const chat = { messages: [], controller: null };
+
+function authHeaders() {
+  const h = { "Content-Type": "application/json" };
+  const key = $("api-key").value.trim();
+  if (key) h["Authorization"] = "Bearer " + key;
+  return h;
+}
+
+async function loadModels() {
+  try {
+    const r = await fetch("/v1/models", { headers: authHeaders() });
+    const list = (await r.json()).data || [];
+    $("model").replaceChildren(...list.map((m) => new Option(m.id, m.id)));
+    if (list.length) $("model-name").textContent = list[0].id + " · context " + list[0].max_model_len;
+  } catch (e) { /* the metrics poll shows the server as unreachable */ }
+}
+
+function addTurn(cls, text) {
+  const div = document.createElement("div");
+  div.className = "turn " + cls;
+  div.textContent = text;
+  $("output").appendChild(div);
+  $("output").scrollTop = $("output").scrollHeight;
+  return div;
+}
+
+function addNote(text) {
+  const div = document.createElement("div");
+  div.className = "note";
+  div.textContent = text;
+  $("output").appendChild(div);
+}
+
+// Yields the data field of each Server-Sent Event in a fetch response.
+async function* sseData(response) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      for (const line of event.split("\n")) if (line.startsWith("data: ")) yield line.slice(6);
+    }
+  }
+}
+
+function setBusy(busy) {
+  $("send").disabled = busy;
+  $("stop").disabled = !busy;
+}
+
+async function send() {
+  const text = $("prompt").value.trim();
+  if (!text || chat.controller) return;
+  $("prompt").value = "";
+  chat.messages.push({ role: "user", content: text });
+  addTurn("user", text);
+  const reply = addTurn("assistant streaming", "");
+  const system = $("system").value.trim();
+  const body = {
+    model: $("model").value || undefined,
+    messages: system ? [{ role: "system", content: system }, ...chat.messages] : chat.messages,
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: Number($("temperature").value),
+    max_tokens: Number($("max-tokens").value),
+  };
+  chat.controller = new AbortController();
+  setBusy(true);
+  const started = performance.now();
+  let first = null, usage = null, finish = null;
+  try {
+    const r = await fetch("/v1/chat/completions", { method: "POST", headers: authHeaders(), body: JSON.stringify(body), signal: chat.controller.signal });
+    if (!r.ok) {
+      const err = await r.json().catch(() => null);
+      throw new Error((err && err.error && err.error.message) || "HTTP " + r.status);
+    }
+    for await (const data of sseData(r)) {
+      if (data === "[DONE]") break;
+      const chunk = JSON.parse(data);
+      if (chunk.error) throw new Error(chunk.error.message);
+      if (chunk.usage) usage = chunk.usage;
+      const choice = chunk.choices && chunk.choices[0];
+      if (!choice) continue;
+      if (choice.finish_reason) finish = choice.finish_reason;
+      const piece = choice.delta && choice.delta.content;
+      if (piece) {
+        if (first === null) first = performance.now();
+        reply.textContent += piece;
+        $("output").scrollTop = $("output").scrollHeight;
+      }
+    }
+    chat.messages.push({ role: "assistant", content: reply.textContent });
+    const seconds = (performance.now() - started) / 1000;
+    const parts = [];
+    if (usage) parts.push(usage.completion_tokens + " tokens", (usage.completion_tokens / seconds).toFixed(1) + " tok/s");
+    if (first !== null) parts.push("first token " + Math.round(first - started) + " ms");
+    if (finish) parts.push("finish: " + finish);
+    addNote(parts.join(" · "));
+  } catch (e) {
+    if (e.name === "AbortError") addNote("stopped");
+    else addTurn("error", e.message);
+    chat.messages.pop();  // the unanswered user turn is not sent again
+  } finally {
+    reply.classList.remove("streaming");
+    chat.controller = null;
+    setBusy(false);
+  }
+}
+
+// ---- live metrics --------------------------------------------------------------------------
+const history = { seqs: [], tps: [] };
+const HISTORY_POINTS = 120;
+let previous = null;
+
+function ms(seconds) { return seconds == null ? "–" : seconds < 1 ? Math.round(seconds * 1000) + " ms" : seconds.toFixed(2) + " s"; }
+function pair(p) { return p ? ms(p.p50) + " / " + ms(p.p99) : "–"; }
+
+function push(series, value) {
+  series.push(value);
+  if (series.length > HISTORY_POINTS) series.shift();
+}
+
+function drawChart() {
+  const canvas = $("chart");
+  const ctx = canvas.getContext("2d");
+  const w = canvas.width, h = canvas.height, pad = 18;
+  ctx.clearRect(0, 0, w, h);
+  ctx.strokeStyle = "#dde1e8";
+  ctx.beginPath(); ctx.moveTo(pad, h - pad); ctx.lineTo(w - 4, h - pad); ctx.stroke();
+  const line = (series, color, label) => {
+    const max = Math.max(1, ...series);
+    ctx.strokeStyle = color; ctx.lineWidth = 2; ctx.beginPath();
+    series.forEach((v, i) => {
+      const x = pad + (w - pad - 4) * (i / (HISTORY_POINTS - 1));
+      const y = h - pad - (h - 2 * pad) * (v / max);
+      i ? ctx.lineTo(x, y) : ctx.moveTo(x, y);
+    });
+    ctx.stroke();
+    ctx.fillStyle = color; ctx.font = "11px system-ui";
+    ctx.fillText(label + " max " + (Number.isInteger(max) ? max : max.toFixed(1)), pad + (color === "#2f6fdf" ? 0 : 170), 12);
+  };
+  line(history.seqs, "#2f6fdf", "seqs");
+  line(history.tps, "#e67e22", "tok/s");
+}
+
+async function pollMetrics() {
+  try {
+    const r = await fetch("/metrics/json");
+    const m = await r.json();
+    const now = performance.now();
+    let tps = 0;
+    if (previous) tps = Math.max(0, (m.generation_tokens_total - previous.tokens) / ((now - previous.at) / 1000));
+    previous = { tokens: m.generation_tokens_total, at: now };
+    $("m-throughput").textContent = tps.toFixed(1) + " tok/s";
+    $("m-queue").textContent = m.running + " / " + m.waiting;
+    $("m-ttft").textContent = pair(m.ttft_seconds);
+    $("m-itl").textContent = pair(m.itl_seconds);
+    $("m-kv").textContent = (100 * m.kv_cache_usage).toFixed(1) + "% (" + m.kv_blocks_used + " / " + m.kv_blocks_total + " blocks)";
+    $("m-requests").textContent = m.requests.stop + " / " + m.requests.length + " / " + m.requests.abort;
+    push(history.seqs, m.batch_seqs);
+    push(history.tps, tps);
+    drawChart();
+  } catch (e) {
+    $("m-throughput").textContent = "server unreachable";
+  }
+}
+
+$("send").addEventListener("click", send);
+$("stop").addEventListener("click", () => chat.controller && chat.controller.abort());
+$("clear").addEventListener("click", () => { chat.messages = []; $("output").replaceChildren(); });
+$("prompt").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); } });
+$("api-key").addEventListener("change", loadModels);
+loadModels();
+pollMetrics();
+setInterval(pollMetrics, 1000);
+</script>
+</body>
+</html>
+)HTML";
+
+}  // namespace
+
+std::string_view web_page_html() { return kPage; }
+
+}  // namespace ridge
