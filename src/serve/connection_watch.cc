@@ -1,7 +1,9 @@
 #include "serve/connection_watch.h"
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,28 +13,30 @@
 namespace ridge {
 namespace {
 
-// Numeric host and port of an address, as httplib formats remote_addr (getnameinfo NI_NUMERICHOST).
-bool host_port(const sockaddr_storage& addr, socklen_t len, std::string& host, int& port) {
-  char h[NI_MAXHOST], p[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, h, sizeof h, p, sizeof p, NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-    return false;
-  host = h;
-  port = std::atoi(p);
-  return true;
+int port_of(const sockaddr_storage& addr) {
+  if (addr.ss_family == AF_INET) return ntohs(reinterpret_cast<const sockaddr_in&>(addr).sin_port);
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6&>(addr).sin6_port);
+  return -1;
 }
 
+// The numeric host of an address, as httplib formats remote_addr (getnameinfo, NI_NUMERICHOST).
+std::string host_of(const sockaddr_storage& addr, socklen_t len) {
+  char host[NI_MAXHOST];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return {};
+  return host;
+}
+
+// Descriptors other threads open and close meanwhile are only read (fstat, getsockname); one that
+// matches both ends of the connection can only be the one httplib is serving this request on.
 bool is_connection(int fd, const std::string& remote_addr, int remote_port, int local_port) {
   struct stat st {};
   if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
   sockaddr_storage addr{};
   socklen_t len = sizeof addr;
-  std::string host;
-  int port = 0;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || !host_port(addr, len, host, port) || port != local_port)
-    return false;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || port_of(addr) != local_port) return false;
   len = sizeof addr;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || !host_port(addr, len, host, port)) return false;
-  return port == remote_port && host == remote_addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || port_of(addr) != remote_port) return false;
+  return host_of(addr, len) == remote_addr;
 }
 
 }  // namespace
