@@ -29,7 +29,7 @@ Range split_range(int64_t n, int64_t grain, int index, int n_threads) {
 
 ThreadPool::ThreadPool(int n_threads) {
   n_threads_ = n_threads > 0 ? n_threads : int(std::max(1u, std::thread::hardware_concurrency()));
-  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this] { worker_loop(); });
 }
 
 void ThreadPool::wake_workers() {
@@ -52,11 +52,12 @@ void ThreadPool::run(const std::function<void(int, int)>& job) {
     return;
   }
   job_ = &job;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  claim_.store(++runs_ << 32, std::memory_order_release);  // publishes job_ with the new run's parts
   wake_workers();
-  job(0, n_threads_);
-  // Wait for the workers: spin first (the common case: they finish within microseconds).
-  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+  run_parts();
+  // Wait for parts taken by workers: spin first (the common case: they finish within microseconds).
+  for (int spins = 0; done_.load(std::memory_order_acquire) != n_threads_; ++spins) {
     if (spins < kSpinsBeforeSleep) {
       cpu_relax();
     } else {
@@ -66,6 +67,20 @@ void ThreadPool::run(const std::function<void(int, int)>& job) {
   job_ = nullptr;
 }
 
+void ThreadPool::run_parts() {
+  uint64_t claim = claim_.load(std::memory_order_acquire);
+  for (;;) {
+    const auto part = int(claim & 0xffffffffu);
+    if (part >= n_threads_) return;
+    // A successful exchange names a part of the run in progress: the caller cannot finish that run
+    // (and replace job_) before this part is done.
+    if (!claim_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+    (*job_)(part, n_threads_);
+    done_.fetch_add(1, std::memory_order_acq_rel);
+    claim = claim_.load(std::memory_order_acquire);
+  }
+}
+
 void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
   run([&](int index, int count) {
     const Range r = split_range(n, grain, index, count);
@@ -73,7 +88,7 @@ void ThreadPool::parallel_for(int64_t n, int64_t grain, const std::function<void
   });
 }
 
-void ThreadPool::worker_loop(int index) {
+void ThreadPool::worker_loop() {
   uint64_t seen = 0;  // the value at construction: a run may start before this thread does
   for (;;) {
     int spins = 0;
@@ -88,8 +103,7 @@ void ThreadPool::worker_loop(int index) {
     }
     seen = now;
     if (stop_.load(std::memory_order_acquire)) return;
-    (*job_)(index, n_threads_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    run_parts();
   }
 }
 
