@@ -6,7 +6,7 @@ PROMPT ?= The capital of France is
 PYTHON ?= python3
 RIDGE_ARGS ?=
 
-.PHONY: all deps build model run test test-unit test-asan fuzz clean
+.PHONY: all deps build model serve run test test-unit test-asan fuzz clean
 
 all: build
 
@@ -22,7 +22,12 @@ build: deps $(BUILD)/build.ninja
 model:
 	@$(PYTHON) tools/fetch_model.py >/dev/null
 
-# The main job: build, fetch the default model, generate.
+# The main job: build, fetch the default model, serve it (OpenAI API + web page on 127.0.0.1:8080).
+PORT ?= 8080
+serve: build model
+	$(BUILD)/ridge serve --port $(PORT) $(RIDGE_ARGS)
+
+# One prompt, streamed to the terminal.
 run: build model
 	$(BUILD)/ridge run -p "$(PROMPT)" $(RIDGE_ARGS)
 
