@@ -86,7 +86,7 @@ std::vector<BatchBenchResult> run_batch_benchmark(const BatchBenchOptions& o, st
   std::vector<BatchBenchResult> results;
   std::mt19937 rng(o.seed);
   int64_t total_steps = 0;
-  for (int conc : o.concurrency) total_steps += int64_t(o.repetitions + 1) * (o.n_gen - 1);
+  for (size_t i = 0; i < o.concurrency.size(); ++i) total_steps += int64_t(o.repetitions + 1) * (o.n_gen - 1);
   ProgressBar progress("bench batch", total_steps);
   for (int conc : o.concurrency) {
     if (conc < 1) fail("concurrency must be at least 1, got {}", conc);

@@ -17,7 +17,7 @@
 namespace ridge {
 namespace {
 
-ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols}; }
+ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols, w.packed}; }
 cpu::MatmulJob job(const WeightRef& w, float* y) { return {as_matrix(w), y}; }
 const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
 
@@ -103,7 +103,12 @@ void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
     for (int64_t i = 0; i < run.n_tokens; ++i, ++t) {
       const int32_t id = batch.tokens[size_t(t)];
       if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
-      ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), x_.data() + t * s.n_embd, s.n_embd);
+      float* row = x_.data() + t * s.n_embd;
+      if (w.token_embd.packed) {
+        cpu::dequantize_packed_row(w.token_embd.type, w.token_embd.row(id), row, s.n_embd);
+      } else {
+        ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), row, s.n_embd);
+      }
       positions_[size_t(t)] = int32_t(run.first_position + i);
       run_of_[size_t(t)] = int32_t(r);
     }

@@ -1,4 +1,5 @@
 #include "model/load_gguf.h"
+#include "model/pack_weights.h"
 
 #include <sys/mman.h>
 
@@ -179,6 +180,7 @@ Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
     }
   }
   move_weights_to_huge_pages(*storage, model.weights);
+  pack_weights_for_cpu(model.weights);  // the copy is ours: regroup it for the CPU kernels in place
   model.storage = storage;
   return model;
 }

@@ -17,6 +17,7 @@ struct WeightRef {
   const void* data = nullptr;
   int64_t rows = 0;
   int64_t cols = 0;
+  bool packed = false;  // repacked at load for the CPU kernels (kernels/cpu/packed_layout.h); same bytes per row
 
   bool present() const { return data != nullptr; }
   int64_t row_bytes() const { return dtype_row_bytes(type, cols); }

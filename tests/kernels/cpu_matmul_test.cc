@@ -9,6 +9,7 @@
 #include "core/fp16.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/cpu/packed_layout.h"
 #include "kernels/ref/dequant.h"
 
 namespace ridge::cpu {
@@ -145,6 +146,61 @@ TEST(ThreadPoolTest, RunsEveryThreadOncePerRun) {
   std::vector<std::atomic<int>> hits(3);
   for (int round = 0; round < 200; ++round) pool.run([&](int i, int n) { hits[size_t(i)] += n; });
   for (auto& h : hits) EXPECT_EQ(h.load(), 600);
+}
+
+}  // namespace
+}  // namespace ridge::cpu
+
+namespace ridge::cpu {
+namespace {
+
+// The packed layout: rows round-trip exactly, and the packed kernels agree with the unpacked ones
+// (same integer sums; only f32 rounding and the Q4_0 offset's grouping differ) on shapes whose
+// block count leaves every possible last group (1..4 blocks), for 1..9 tokens; and a token's
+// result is bit-identical whatever else is in the batch.
+TEST(PackedLayout, RoundTripsAndMatchesTheUnpackedKernels) {
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
+    for (int64_t cols : {32, 64, 96, 128, 160, 576, 1536}) {
+      const int64_t rows = 13;
+      auto w = random_weights(type, rows, cols, uint32_t(cols));
+      auto packed = w;
+      pack_rows(type, packed.data(), rows, cols);
+      const int64_t row_bytes = dtype_row_bytes(type, cols);
+      std::vector<float> a(static_cast<size_t>(cols)), b(static_cast<size_t>(cols));
+      for (int64_t r = 0; r < rows; ++r) {
+        ref::dequantize_row(type, w.data() + r * row_bytes, a.data(), cols);
+        dequantize_packed_row(type, packed.data() + r * row_bytes, b.data(), cols);
+        ASSERT_EQ(a, b) << dtype_name(type) << " cols " << cols << " row " << r;
+      }
+      if (!isa_supported(Isa::Avx512Vnni)) continue;
+      const int64_t max_tokens = 9;
+      const auto x = random_input(max_tokens * cols, 5);
+      ThreadPool pool(2);
+      MatmulScratch scratch;
+      std::vector<float> plain(size_t(max_tokens * rows)), fast(plain.size()), alone(static_cast<size_t>(rows));
+      const MatmulJob plain_job{{type, w.data(), rows, cols}, plain.data()};
+      const MatmulJob fast_job{{type, packed.data(), rows, cols, true}, fast.data()};
+      matmul(std::span(&plain_job, 1), x.data(), max_tokens, pool, scratch, Isa::Avx512Vnni);
+      matmul(std::span(&fast_job, 1), x.data(), max_tokens, pool, scratch, Isa::Avx512Vnni);
+      for (size_t i = 0; i < plain.size(); ++i) {
+        double magnitude = 0;
+        for (int64_t c = 0; c < cols; ++c) magnitude += std::fabs(double(x[size_t(c)]));
+        ASSERT_NEAR(fast[i], plain[i], 1e-5 * magnitude * 0.05 + 1e-4) << dtype_name(type) << " cols " << cols << " at " << i;
+      }
+      for (int64_t t = 0; t < max_tokens; ++t) {
+        const MatmulJob one{{type, packed.data(), rows, cols, true}, alone.data()};
+        matmul(std::span(&one, 1), x.data() + t * cols, 1, pool, scratch, Isa::Avx512Vnni);
+        for (int64_t r = 0; r < rows; ++r)
+          ASSERT_EQ(alone[size_t(r)], fast[size_t(t * rows + r)]) << dtype_name(type) << " token " << t << " row " << r;
+      }
+      // Another ISA reads packed rows through the dequantizing f32 fallback: the reference's result.
+      std::vector<float> fallback(plain.size()), exact(plain.size());
+      const MatmulJob slow_job{{type, packed.data(), rows, cols, true}, fallback.data()};
+      matmul(std::span(&slow_job, 1), x.data(), max_tokens, pool, scratch, Isa::Scalar);
+      ref::matmul({type, w.data(), rows, cols}, x.data(), max_tokens, exact.data());
+      for (size_t i = 0; i < plain.size(); ++i) ASSERT_NEAR(fallback[i], exact[i], 1e-4 * std::fabs(exact[i]) + 1e-4);
+    }
+  }
 }
 
 }  // namespace

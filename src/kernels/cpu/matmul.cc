@@ -27,6 +27,8 @@ DotF32Fn dot_f32_for(Isa isa) { return isa == Isa::Scalar ? dot_f32_scalar : dot
 // Rows handed to a thread at a time: enough to amortise the loop, few enough to balance small matrices.
 constexpr int64_t kRowGrain = 8;
 
+int packed_slot(DType type) { return type == DType::Q4_0 ? 0 : type == DType::Q4_1 ? 1 : 2; }
+
 }  // namespace
 
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
@@ -35,10 +37,13 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
   const int64_t cols = jobs[0].w.cols;
   int64_t total_rows = 0;
   bool any_quant = false;
+  bool packed_types[3] = {false, false, false};
   for (const auto& job : jobs) {
     if (job.w.cols != cols) fail("matmul jobs disagree on the input width ({} vs {})", job.w.cols, cols);
+    if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
     total_rows += job.w.rows;
     any_quant = any_quant || quant_dot_supported(job.w.type);
+    if (job.w.packed) packed_types[packed_slot(job.w.type)] = true;
   }
   const int64_t n_blocks = cols / kActBlock;
   if (any_quant) {
@@ -47,6 +52,14 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
     pool.parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) quantize_activations(x + t * cols, cols, acts + t * n_blocks);
     });
+  }
+  const int64_t n_groups = packed_groups(cols);
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
+    if (!packed_types[packed_slot(type)]) continue;
+    auto& packed = scratch.packed[packed_slot(type)];
+    packed.resize(size_t(n_tokens * n_groups));
+    for (int64_t t = 0; t < n_tokens; ++t)
+      pack_activations(type, scratch.acts.data() + t * n_blocks, n_blocks, packed.data() + t * n_groups);
   }
   scratch.rows.resize(size_t(pool.size()));
   const QuantDotFn quant_dot = quant_dot_for(isa);
@@ -62,14 +75,23 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
       if (begin >= end) continue;
       const auto* w = static_cast<const uint8_t*>(job.w.data);
       const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
-      if (quant_dot_supported(job.w.type)) {
+      if (job.w.packed && isa == Isa::Avx512Vnni) {
+        packed_dot_avx512vnni({job.w.type, w, row_bytes, n_blocks, begin, end,
+                               scratch.packed[packed_slot(job.w.type)].data(), n_tokens, job.y, job.w.rows});
+        continue;
+      }
+      if (quant_dot_supported(job.w.type) && !job.w.packed) {
         quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
         continue;
       }
       auto& row = scratch.rows[size_t(thread)];
       row.resize(size_t(cols));
       for (int64_t r = begin; r < end; ++r) {
-        ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+        if (job.w.packed) {
+          dequantize_packed_row(job.w.type, w + r * row_bytes, row.data(), cols);
+        } else {
+          ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+        }
         for (int64_t t = 0; t < n_tokens; ++t) job.y[t * job.w.rows + r] = dot_f32(row.data(), x + t * cols, cols);
       }
     }

@@ -10,6 +10,7 @@
 #include "core/thread_pool.h"
 #include "kernels/cpu/act_quant.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/packed_layout.h"
 #include "kernels/ref/matmul.h"
 
 namespace ridge::cpu {
@@ -23,6 +24,7 @@ struct MatmulJob {
 struct MatmulScratch {
   std::vector<ActBlock> acts;               // (n_tokens, cols / 32)
   std::vector<std::vector<float>> rows;     // per thread: one dequantized weight row
+  std::vector<PackedActGroup> packed[3];    // (n_tokens, groups) for packed Q4_0, Q4_1, Q8_0 weights
 };
 
 // Every job must have the same cols (they share x: (n_tokens, cols)).

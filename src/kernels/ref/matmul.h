@@ -13,6 +13,7 @@ struct WeightMatrix {
   const void* data;
   int64_t rows;
   int64_t cols;
+  bool packed = false;  // rows in the CPU kernels' packed layout (kernels/cpu/packed_layout.h)
 };
 
 // x: (n_tokens, w.cols) f32, y: (n_tokens, w.rows) f32.
