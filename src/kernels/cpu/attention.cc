@@ -6,6 +6,8 @@
 
 #include "core/fp16.h"
 #include "core/fp8.h"
+#include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/isa.h"
 
 namespace ridge::cpu {
 namespace {
@@ -112,6 +114,9 @@ void store_f16(const float* x, int64_t n, uint16_t* out) {
 
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                           const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
+  static const bool wide = active_isa() == Isa::Avx512Vnni;
+  if (kv.dtype == KvDtype::F16 && wide && args.head_dim % 16 == 0)
+    return attend_f16_avx512(args, head, q_head, position, kv, table, scores, out_head);
   switch (kv.dtype) {
     case KvDtype::F16: return attend<KvDtype::F16>(args, head, q_head, position, kv, table, scores, out_head);
     case KvDtype::BF16: return attend<KvDtype::BF16>(args, head, q_head, position, kv, table, scores, out_head);
