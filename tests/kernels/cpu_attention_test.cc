@@ -11,6 +11,8 @@
 #include "core/fp16.h"
 #include "core/fp8.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/isa.h"
 
 namespace ridge::cpu {
 namespace {
@@ -118,6 +120,39 @@ TEST(Fp8, E4M3EncodesExactValuesAndSaturates) {
   // Halfway between 1.0 and 1.125 rounds to even (1.0); just above rounds up.
   EXPECT_EQ(fp8_e4m3_to_f32(f32_to_fp8_e4m3(1.0625f)), 1.0f);
   EXPECT_EQ(fp8_e4m3_to_f32(f32_to_fp8_e4m3(1.07f)), 1.125f);
+}
+
+}  // namespace
+}  // namespace ridge::cpu
+
+namespace ridge::cpu {
+namespace {
+
+// The wide f16 kernel is the scalar one, bit for bit (same roundings, same order of every sum).
+TEST(CpuAttention, WideF16KernelIsBitIdenticalToTheScalarOne) {
+  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  for (int dim : {16, 64, 128}) {
+    const int heads = 6, kv_heads = 2, n_kv = 77, block = 16;
+    KvStore store({1, kv_heads, dim, block, 5, KvDtype::F16});
+    const std::vector<BlockId> table = {3, 0, 4, 1, 2};
+    std::vector<float> k(static_cast<size_t>(kv_heads * dim)), v(k.size()), q(static_cast<size_t>(heads * dim));
+    for (int j = 0; j < n_kv; ++j) {
+      for (auto* buf : {&k, &v})
+        for (auto& x : *buf) x = normal(rng);
+      store.write(0, table[size_t(j / block)], j % block, k.data(), v.data());
+    }
+    for (auto& x : q) x = normal(rng);
+    const ref::AttentionArgs args{heads, kv_heads, dim, 1.0f / std::sqrt(float(dim))};
+    std::vector<float> scores(static_cast<size_t>(n_kv)), wide(static_cast<size_t>(dim)), scalar(wide.size());
+    for (int h = 0; h < heads; ++h)
+      for (int32_t position : {0, 40, n_kv - 1}) {
+        attend_f16_avx512(args, h, q.data() + h * dim, position, store.layer(0), table, scores.data(), wide.data());
+        attention_head_reference_order(args, h, q.data() + h * dim, position, store.layer(0), table, scores.data(), scalar.data());
+        ASSERT_EQ(wide, scalar) << "dim " << dim << " head " << h << " position " << position;
+      }
+  }
 }
 
 }  // namespace

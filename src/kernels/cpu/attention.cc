@@ -112,6 +112,11 @@ void store_f16(const float* x, int64_t n, uint16_t* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(x[i]);
 }
 
+void attention_head_reference_order(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
+                                    const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
+  attend<KvDtype::F16>(args, head, q_head, position, kv, table, scores, out_head);
+}
+
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                           const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
   static const bool wide = active_isa() == Isa::Avx512Vnni;
