@@ -26,34 +26,46 @@ std::string host_of(const sockaddr_storage& addr, socklen_t len) {
   return host;
 }
 
-// Descriptors other threads open and close meanwhile are only read (fstat, getsockname); one that
-// matches both ends of the connection can only be the one httplib is serving this request on.
-bool is_connection(int fd, const std::string& remote_addr, int remote_port, int local_port) {
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISSOCK(st.st_mode)) return false;
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || port_of(addr) != local_port) return false;
-  len = sizeof addr;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || port_of(addr) != remote_port) return false;
-  return host_of(addr, len) == remote_addr;
-}
-
-}  // namespace
-
-ConnectionWatch::ConnectionWatch(const std::string& remote_addr, int remote_port, int local_port) {
+// Calls visit(fd, peer, peer_len) for each connected socket of this process whose local port is
+// local_port, until it returns true. Descriptors other threads open and close meanwhile are only
+// read (fstat, getsockname, getpeername).
+void for_each_connection(int local_port, const std::function<bool(int, const sockaddr_storage&, socklen_t)>& visit) {
   DIR* dir = opendir("/proc/self/fd");
   if (!dir) return;
   while (const dirent* entry = readdir(dir)) {
     char* end = nullptr;
     const long fd = std::strtol(entry->d_name, &end, 10);
     if (*end != '\0' || fd == dirfd(dir)) continue;
-    if (is_connection(int(fd), remote_addr, remote_port, local_port)) {
-      fd_ = int(fd);
-      break;
-    }
+    struct stat st {};
+    if (fstat(int(fd), &st) != 0 || !S_ISSOCK(st.st_mode)) continue;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof addr;
+    if (getsockname(int(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0 || port_of(addr) != local_port) continue;
+    len = sizeof addr;
+    if (getpeername(int(fd), reinterpret_cast<sockaddr*>(&addr), &len) != 0) continue;  // a listener
+    if (visit(int(fd), addr, len)) break;
   }
   closedir(dir);
+}
+
+}  // namespace
+
+// One that matches both ends of the connection can only be the one httplib serves this request on.
+ConnectionWatch::ConnectionWatch(const std::string& remote_addr, int remote_port, int local_port) {
+  for_each_connection(local_port, [&](int fd, const sockaddr_storage& peer, socklen_t len) {
+    if (port_of(peer) != remote_port || host_of(peer, len) != remote_addr) return false;
+    fd_ = fd;
+    return true;
+  });
+}
+
+int shut_down_idle_connections(int local_port, const std::function<bool(const std::string&, int)>& busy) {
+  int shut = 0;
+  for_each_connection(local_port, [&](int fd, const sockaddr_storage& peer, socklen_t len) {
+    if (!busy(host_of(peer, len), port_of(peer)) && shutdown(fd, SHUT_RD) == 0) ++shut;
+    return false;
+  });
+  return shut;
 }
 
 bool ConnectionWatch::closed() const {

@@ -2,9 +2,12 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
 
 #include <fmt/format.h>
 #include <httplib.h>
@@ -59,6 +62,12 @@ struct HttpServer::Impl {
   ServeMetrics metrics;
   InflightRequests inflight;
   std::atomic<bool> draining{false};
+  int port = -1;  // the bound port
+  // The peer of the request each httplib worker serves, from routing until its response is written
+  // (the logger runs then); a worker whose write failed is overwritten by its next request. The
+  // shutdown leaves these connections alone and wakes the idle ones.
+  std::mutex busy_mutex;
+  std::map<std::thread::id, std::pair<std::string, int>> busy;
   std::once_flag shutdown_once;
   const int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
                               std::chrono::system_clock::now().time_since_epoch()).count();
@@ -153,6 +162,10 @@ void HttpServer::Impl::install_routes() {
   http.set_payload_max_length(config.max_body_bytes);
 
   http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+    {
+      std::lock_guard lock(busy_mutex);
+      busy[std::this_thread::get_id()] = {req.remote_addr, req.remote_port};
+    }
     const bool api = req.path.rfind("/v1/", 0) == 0;
     if (api && !authorized(req)) {
       reply_error(res, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>'.", {}, "invalid_api_key",
@@ -175,6 +188,10 @@ void HttpServer::Impl::install_routes() {
     reply_error(res, ApiError(res.status, message, {}, {}, error_type_for_status(res.status)));
     return httplib::Server::HandlerResponse::Handled;
   }));
+  http.set_logger([this](const httplib::Request&, const httplib::Response&) {
+    std::lock_guard lock(busy_mutex);
+    busy.erase(std::this_thread::get_id());
+  });
   http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
     reply_error(res, ApiError(500, "internal error", {}, {}, "server_error"));
   });
@@ -225,6 +242,7 @@ int HttpServer::bind() {
   }
   if (port < 0) fail("cannot listen on {}:{} (address in use, or not an address of this machine?)", c.host, c.port);
   impl_->http.raise_backlog();
+  impl_->port = port;
   return port;
 }
 
@@ -241,6 +259,12 @@ void HttpServer::shutdown() {
       s.inflight.wait_empty(Clock::now() + std::chrono::seconds(5));
     }
     s.http.stop();
+    // Idle keep-alive connections would hold run() up to httplib's keep-alive timeout.
+    if (s.port > 0)
+      shut_down_idle_connections(s.port, [&s](const std::string& addr, int port) {
+        std::lock_guard lock(s.busy_mutex);
+        return std::any_of(s.busy.begin(), s.busy.end(), [&](const auto& b) { return b.second == std::pair(addr, port); });
+      });
   });
 }
 

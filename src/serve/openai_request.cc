@@ -219,8 +219,9 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   json root;
   try {
     root = json::parse(body);
-  } catch (const json::parse_error& e) {
-    // nlohmann rejects invalid UTF-8 inside strings here too.
+  } catch (const json::exception& e) {
+    // nlohmann rejects invalid UTF-8 inside strings here too (parse_error), and a number literal
+    // too large for a double (1e400) as out_of_range: both are the client's mistake.
     throw ApiError(400, fmt::format("the request body is not valid JSON: {}", e.what()));
   }
   if (!root.is_object()) throw ApiError(400, "the request body must be a JSON object");

@@ -130,6 +130,10 @@ TEST(OpenaiRequest, BadJsonAndUtf8) {
   EXPECT_EQ(error_of(Endpoint::Completions, "[1, 2]").status, 400);
   EXPECT_EQ(error_of(Endpoint::Completions, "{\"prompt\": \"a\xff\xfe\"}").status, 400);
   EXPECT_EQ(error_of(Endpoint::Completions, "{\"prompt\": \"\\ud800\"}").status, 400);  // lone surrogate
+  EXPECT_EQ(error_of(Endpoint::Completions, "{\"prompt\": \"a\", \"max_tokens\": 1e400}").status, 400);  // overflows a double
+  const ApiError e = error_of(Endpoint::ChatCompletions, R"({"messages": [{"role": "user", "content": "Hi"}], "x": -1e999})");
+  EXPECT_EQ(e.status, 400);
+  EXPECT_NE(std::string(e.what()).find("not valid JSON"), std::string::npos) << e.what();
 }
 
 TEST(OpenaiRequest, Messages) {

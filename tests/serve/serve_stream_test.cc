@@ -245,5 +245,20 @@ TEST(ServeStream, ShutdownCancelsWhatOutlivesTheGrace) {
   EXPECT_EQ(backend.cancels(), 1);
 }
 
+TEST(ServeStream, ShutdownDoesNotWaitForIdleKeepAliveConnections) {
+  FakeBackend backend;
+  auto server = std::make_unique<TestServer>(backend);
+  auto client = server->client();
+  client.set_keep_alive(true);  // the connection stays open, idle, after each response
+  for (int i = 0; i < 2; ++i) {
+    auto res = client.Get("/health");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+  }
+  const auto start = std::chrono::steady_clock::now();
+  server.reset();  // shutdown() and the end of run(); httplib's keep-alive wait alone is 5 s
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+}
+
 }  // namespace
 }  // namespace ridge
