@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Test-only Python dependencies: llama.cpp (through llama-cpp-python) as the tokenizer and logits
-# oracle, the gguf package as the dequantization reference. Never needed at run time.
+# Test-only dependencies: llama.cpp (through llama-cpp-python) as the tokenizer and logits oracle,
+# the gguf package as the dequantization reference, the official openai client for the end-to-end
+# tests of `ridge serve`, and headless Chromium (Debian's chromium, driven through websocket-client)
+# for its web page. Never needed at run time. Safe to re-run: only what is missing is installed.
 set -euo pipefail
 PY=${PYTHON:-python3}
 # A portable AVX2 build of llama.cpp: its AMX path (picked by a native build on Sapphire Rapids)
@@ -12,8 +14,19 @@ $PY -c "import llama_cpp" 2>/dev/null || need+=("llama-cpp-python==0.3.36")
 $PY -c "import gguf" 2>/dev/null || need+=("gguf==0.19.0")
 $PY -c "import numpy" 2>/dev/null || need+=("numpy")
 $PY -c "import pytest" 2>/dev/null || need+=("pytest")
+$PY -c "import openai, sys; sys.exit(int(openai.__version__.split('.')[0]) < 1)" 2>/dev/null || need+=("openai==3.57.0")
+$PY -c "from websocket import create_connection" 2>/dev/null || need+=("websocket-client==1.9.2")
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing test dependencies: ${need[*]} (llama-cpp-python builds llama.cpp from source: several minutes)" >&2
   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \
     $PY -m pip install --disable-pip-version-check -q "${need[@]}"
+fi
+
+# Chromium for tests/conformance/test_web_page.py, which is skipped (and says why) if this fails.
+if ! command -v chromium >/dev/null 2>&1 && ! dpkg -s chromium >/dev/null 2>&1; then
+  echo "installing test dependency: chromium (Debian package)" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium; }; then
+    echo "warning: chromium could not be installed; the web page test will be skipped" >&2
+  fi
 fi
