@@ -58,6 +58,7 @@ int64_t KvLayout::bytes_per_token_per_layer() const {
 }
 
 KvStore::KvStore(const KvLayout& layout) : layout_(layout) {
+  if (layout.kv_dim() * layout.element_bytes() > int64_t(2 * 512 * 64)) fail("KV store: a row of {} K/V values is too wide", layout.kv_dim());
   if (layout.n_layer <= 0 || layout.n_kv_heads <= 0 || layout.head_dim <= 0 || layout.block_size <= 0 || layout.n_blocks <= 0)
     fail("KV store: every dimension must be positive (layers {}, kv heads {}, head dim {}, block size {}, blocks {})",
          layout.n_layer, layout.n_kv_heads, layout.head_dim, layout.block_size, layout.n_blocks);
@@ -78,6 +79,7 @@ KvLayerView KvStore::layer(int64_t layer) const {
           layout_.block_size,
           layout_.n_kv_heads,
           layout_.head_dim,
+          layout_.element_bytes(),
           data_.get() + layer * layer_bytes_,
           block_bytes_,
           int64_t(layout_.block_size) * row_bytes,
@@ -88,12 +90,18 @@ KvLayerView KvStore::layer(int64_t layer) const {
 
 void KvStore::write(int64_t layer, BlockId block, int64_t slot, const float* k, const float* v) {
   const KvLayerView view = this->layer(layer);
-  auto* key = const_cast<uint8_t*>(view.key_row(block, slot));
-  auto* value = const_cast<uint8_t*>(view.value_row(block, slot));
   float* key_scales = layout_.scaled() ? const_cast<float*>(view.key_scales(block, slot)) : nullptr;
   float* value_scales = layout_.scaled() ? const_cast<float*>(view.value_scales(block, slot)) : nullptr;
-  encode_row(layout_.dtype, k, layout_.n_kv_heads, layout_.head_dim, key, key_scales);
-  encode_row(layout_.dtype, v, layout_.n_kv_heads, layout_.head_dim, value, value_scales);
+  encode_row(layout_.dtype, v, layout_.n_kv_heads, layout_.head_dim, const_cast<uint8_t*>(view.value_row(block, slot)),
+             value_scales);
+  // Keys: encoded as a row, then scattered into the block's transposed layout.
+  uint8_t key[2 * 512 * 64];
+  const int64_t eb = view.elem_bytes, dim = layout_.head_dim;
+  encode_row(layout_.dtype, k, layout_.n_kv_heads, dim, key, key_scales);
+  for (int64_t h = 0; h < layout_.n_kv_heads; ++h) {
+    auto* dst = const_cast<uint8_t*>(view.key_head(block, h)) + slot * eb;
+    for (int64_t d = 0; d < dim; ++d) std::memcpy(dst + d * layout_.block_size * eb, key + (h * dim + d) * eb, size_t(eb));
+  }
 }
 
 void KvStore::copy_block(BlockId src, BlockId dst) {

@@ -28,18 +28,24 @@ struct KvLayout {
   int64_t bytes_per_token_per_layer() const;
 };
 
-// One layer of the store as the attention kernel sees it.
+// One layer of the store as the attention kernel sees it. Within a block, keys are stored
+// transposed per kv head, (n_kv_heads, head_dim, block_size), so that the d-th element of sixteen
+// positions is one load (scores for many positions at once, each still one running sum over d);
+// values as rows, (block_size, n_kv_heads * head_dim), for P·V over many dimensions at once.
 struct KvLayerView {
   KvDtype dtype;
   int32_t block_size;
-  int64_t n_kv_heads, head_dim;
-  const uint8_t* data;        // block b's keys at data + b * block_bytes, values + value_offset
+  int64_t n_kv_heads, head_dim, elem_bytes;
+  const uint8_t* data;        // block b's keys at data + b * block_bytes, its values value_offset further
   int64_t block_bytes, value_offset, row_bytes;
   const float* scales;        // block b: (2, block_size, n_kv_heads) at scales + b * block_scales
   int64_t block_scales;
 
-  const uint8_t* key_row(BlockId block, int64_t slot) const { return data + block * block_bytes + slot * row_bytes; }
-  const uint8_t* value_row(BlockId block, int64_t slot) const { return key_row(block, slot) + value_offset; }
+  // (head_dim, block_size) elements of one kv head: element (d, slot) at [(d * block_size + slot) * elem_bytes].
+  const uint8_t* key_head(BlockId block, int64_t head) const {
+    return data + block * block_bytes + head * head_dim * block_size * elem_bytes;
+  }
+  const uint8_t* value_row(BlockId block, int64_t slot) const { return data + block * block_bytes + value_offset + slot * row_bytes; }
   const float* key_scales(BlockId block, int64_t slot) const { return scales + block * block_scales + slot * n_kv_heads; }
   const float* value_scales(BlockId block, int64_t slot) const {
     return key_scales(block, slot) + int64_t(block_size) * n_kv_heads;

@@ -29,15 +29,17 @@ std::vector<float> decoded(const KvStore& store, const std::vector<BlockId>& tab
   for (int j = 0; j < n_kv; ++j) {
     const BlockId b = table[size_t(j / kv.block_size)];
     const int slot = j % kv.block_size;
-    const uint8_t* row = value ? kv.value_row(b, slot) : kv.key_row(b, slot);
     const float* scales = value ? kv.value_scales(b, slot) : kv.key_scales(b, slot);
     for (int64_t i = 0; i < heads * dim; ++i) {
+      // Values are rows; keys are transposed within the block per head: (head, d, slot).
+      const uint8_t* at = value ? kv.value_row(b, slot) + i * kv.elem_bytes
+                                : kv.key_head(b, i / dim) + ((i % dim) * kv.block_size + slot) * kv.elem_bytes;
       float x = 0;
       switch (kv.dtype) {
-        case KvDtype::F16: x = f16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]); break;
-        case KvDtype::BF16: x = bf16_to_f32(reinterpret_cast<const uint16_t*>(row)[i]); break;
-        case KvDtype::FP8_E4M3: x = fp8_e4m3_to_f32(row[i]) * scales[i / dim]; break;
-        case KvDtype::INT8: x = float(int8_t(row[i])) * scales[i / dim]; break;
+        case KvDtype::F16: x = f16_to_f32(*reinterpret_cast<const uint16_t*>(at)); break;
+        case KvDtype::BF16: x = bf16_to_f32(*reinterpret_cast<const uint16_t*>(at)); break;
+        case KvDtype::FP8_E4M3: x = fp8_e4m3_to_f32(*at) * scales[i / dim]; break;
+        case KvDtype::INT8: x = float(int8_t(*at)) * scales[i / dim]; break;
       }
       out[size_t(j * heads * dim + i)] = x;
     }

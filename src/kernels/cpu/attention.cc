@@ -42,17 +42,16 @@ struct RowReader {
     else if constexpr (D == KvDtype::FP8_E4M3) table = fp8_table();
     else table = nullptr;
   }
-  float dot(const float* q, const uint8_t* row, float scale, int64_t n) const {
+  // Σ q[d] · key[d], the key's elements `stride` bytes apart (the block's transposed key layout).
+  float dot(const float* q, const uint8_t* key, int64_t stride, float scale, int64_t n) const {
     float sum = 0.0f;
     if constexpr (D == KvDtype::F16 || D == KvDtype::BF16) {
-      const auto* r = reinterpret_cast<const uint16_t*>(row);
-      for (int64_t d = 0; d < n; ++d) sum += q[d] * table[r[d]];
+      for (int64_t d = 0; d < n; ++d) sum += q[d] * table[*reinterpret_cast<const uint16_t*>(key + d * stride)];
       return sum;
     } else if constexpr (D == KvDtype::FP8_E4M3) {
-      for (int64_t d = 0; d < n; ++d) sum += q[d] * table[row[d]];
+      for (int64_t d = 0; d < n; ++d) sum += q[d] * table[key[d * stride]];
     } else {
-      const auto* r = reinterpret_cast<const int8_t*>(row);
-      for (int64_t d = 0; d < n; ++d) sum += q[d] * float(r[d]);
+      for (int64_t d = 0; d < n; ++d) sum += q[d] * float(int8_t(key[d * stride]));
     }
     return sum * scale;
   }
@@ -89,7 +88,8 @@ void attend(const ref::AttentionArgs& args, int64_t head, const float* q_head, i
     const BlockId block = table[size_t(j / kv.block_size)];
     const int64_t slot = j % kv.block_size;
     const float scale = kScaled ? kv.key_scales(block, slot)[kv_head] : 1.0f;
-    scores[j] = reader.dot(q, kv.key_row(block, slot) + head_offset, scale, dim) * args.scale;
+    scores[j] = reader.dot(q, kv.key_head(block, kv_head) + slot * kv.elem_bytes, kv.block_size * kv.elem_bytes, scale, dim) *
+                args.scale;
     max_score = std::max(max_score, scores[j]);
   }
   double denom = 0.0;  // summed in double and applied as one reciprocal, as llama.cpp's softmax does
@@ -120,7 +120,7 @@ void attention_head_reference_order(const ref::AttentionArgs& args, int64_t head
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                           const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
   static const bool wide = active_isa() == Isa::Avx512Vnni;
-  if (kv.dtype == KvDtype::F16 && wide && args.head_dim % 16 == 0)
+  if (kv.dtype == KvDtype::F16 && wide && args.head_dim % 16 == 0 && kv.block_size % 16 == 0)
     return attend_f16_avx512(args, head, q_head, position, kv, table, scores, out_head);
   switch (kv.dtype) {
     case KvDtype::F16: return attend<KvDtype::F16>(args, head, q_head, position, kv, table, scores, out_head);

@@ -15,7 +15,7 @@ inline float f16_round(float x) { return f16_to_f32(f32_to_f16(x)); }
 void attention_head_reference_order(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                                     const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head);
 
-// F16 cache, head_dim a multiple of 16 (up to 512).
+// F16 cache, head_dim and block_size multiples of 16 (head_dim up to 512).
 void attend_f16_avx512(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                        const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head);
 
