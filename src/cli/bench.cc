@@ -5,6 +5,8 @@
 
 #include <cstdio>
 
+#include "backend/cuda_tools.h"
+#include "backend/device.h"
 #include "bench/batch_bench.h"
 #include "bench/machine_profile.h"
 #include "bench/model_bench.h"
@@ -85,6 +87,9 @@ void add_bench_command(CLI::App& app) {
   bench->require_subcommand(1);
   auto o = std::make_shared<bench::BenchOptions>();
   auto json = std::make_shared<bool>(false);
+  auto device = std::make_shared<std::string>("cpu");
+  auto cuda = std::make_shared<CudaBenchOptions>();
+  auto kv_dtype = std::make_shared<std::string>("f16");
   CLI::App* run = bench->add_subcommand("run", "Prompt processing and generation speed (like llama-bench)");
   run->add_option("-m,--model", o->models, "GGUF file or 'default' (repeatable)")->capture_default_str();
   run->add_option("-t,--threads", o->threads, "Thread counts, e.g. 1,2 (default: all CPUs)")->delimiter(',');
@@ -93,9 +98,26 @@ void add_bench_command(CLI::App& app) {
   run->add_option("-r,--repetitions", o->repetitions, "Timed runs per test")->capture_default_str();
   run->add_option("--seed", o->seed, "Seed of the random prompt tokens")->capture_default_str();
   run->add_flag("--json", *json, "Print the results as JSON");
+  run->add_option("--device", *device, "cpu, cuda or auto (cuda: GB/s and TFLOP/s per test and per kernel)")->capture_default_str();
+  run->add_option("-b,--batch", cuda->batch, "cuda: decode batch sizes, e.g. 1,8,32,128")->delimiter(',')->capture_default_str();
+  run->add_option("--kv-dtype", *kv_dtype, "cuda: KV cache type (f16, bf16, fp8, int8)")->capture_default_str();
   add_bench_serve_command(*bench);
   add_batch_bench(*bench);
-  run->callback([o, json] {
+  run->callback([o, json, device, cuda, kv_dtype] {
+    if (resolve_device(parse_device_or_fail(*device)) == Device::Cuda) {
+      cuda->models = o->models;
+      cuda->n_prompt = o->n_prompt;
+      cuda->n_gen = o->n_gen;
+      cuda->repetitions = o->repetitions;
+      cuda->seed = o->seed;
+      const auto dtype = parse_kv_dtype(*kv_dtype);
+      if (!dtype) fail("unknown --kv-dtype '{}'", *kv_dtype);
+      cuda->kv_dtype = *dtype;
+      const nlohmann::json results = run_cuda_bench(*cuda);
+      if (*json) std::printf("%s\n", results.dump(2).c_str());
+      else print_cuda_bench(results);
+      return;
+    }
     const auto results = bench::run_model_benchmarks(*o);
     const auto profile = bench::load_machine_profile();
     if (*json) {

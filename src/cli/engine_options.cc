@@ -22,6 +22,7 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--max-batched-tokens", c.max_batched_tokens, "tokens per engine step (longer prompts are prefilled in chunks)")->capture_default_str();
   cmd->add_flag("--no-prefix-caching", o.no_prefix_caching, "do not reuse the KV of shared prompt prefixes");
   cmd->add_flag("--priorities", c.priorities, "schedule by request priority (smaller first), then arrival");
+  cmd->add_option("--device", o.device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();
   cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
 }
 
@@ -53,6 +54,7 @@ EngineConfig engine_config(const EngineCliOptions& o) {
   if (!dtype) fail("unknown --kv-dtype '{}' (f16, bf16, fp8, int8)", o.kv_dtype);
   c.kv_dtype = *dtype;
   c.prefix_caching = !o.no_prefix_caching;
+  c.device = parse_device_or_fail(o.device);
   return c;
 }
 

@@ -19,6 +19,7 @@ struct EngineCliOptions {
   std::string kv_dtype = "f16";
   bool no_prefix_caching = false;
   std::string chat_template;    // overrides the model's
+  std::string device = "auto";  // cpu, cuda, auto
   EngineConfig config;
 };
 

@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 
+#include "backend/cuda_tools.h"
 #include "bench/machine_profile.h"
 #include "bench/probe.h"
 #include "cli/commands.h"
+#include "core/error.h"
 
 namespace ridge::cli {
 namespace {
@@ -18,6 +22,7 @@ struct ProbeArgs {
   bench::ProbeOptions options;
   bool json = false;
   bool save = true;
+  std::string device = "cpu";
 };
 
 void print_table(const json& p) {
@@ -55,7 +60,21 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("--buffer-mib", args->options.buffer_mib, "Bandwidth buffer size (default max(1 GiB, 4 x L3))");
   cmd->add_flag("--json", args->json, "Print the profile as JSON instead of a table");
   cmd->add_flag("!--no-save", args->save, "Do not write machine.json");
+  cmd->add_option("--device", args->device, "cpu, or cuda: copy/read bandwidth and BF16/FP8 matmul rate (cuda_device.json)")
+      ->capture_default_str();
   cmd->callback([args] {
+    if (args->device == "cuda") {
+      const json profile = run_cuda_probe(args->options.repetitions);
+      if (args->json) std::printf("%s\n", profile.dump(2).c_str());
+      else print_cuda_probe(profile);
+      if (args->save) {
+        std::filesystem::create_directories(std::filesystem::path(cuda_profile_path()).parent_path());
+        std::ofstream(cuda_profile_path()) << profile.dump(2) << "\n";
+        std::fprintf(stderr, "saved %s\n", cuda_profile_path().c_str());
+      }
+      return;
+    }
+    if (args->device != "cpu") fail("--device must be cpu or cuda, got '{}'", args->device);
     const json profile = bench::run_probe(args->options);
     if (args->json) {
       std::printf("%s\n", profile.dump(2).c_str());

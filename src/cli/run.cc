@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "backend/device.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "engine/engine.h"
 #include "engine/generator.h"
 #include "model/gguf/gguf_file.h"
 #include "model/load_gguf.h"
@@ -30,6 +32,7 @@ struct RunOptions {
   bool show_logprobs = false;
   bool no_stats = false;
   bool json = false;
+  std::string device = "auto";
   std::vector<int32_t> prompt_tokens;
   GenerationRequest request;
 };
@@ -78,15 +81,53 @@ void print_json(const GenerationResult& result, double load_seconds) {
   std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
 }
 
+// On a GPU the request goes through the engine (one sequence), whose forward pass runs there.
+GenerationResult generate_on_engine(const Model& model, const Tokenizer& tokenizer, const RunOptions& o, int64_t n_ctx,
+                                    const TextCallback& on_text) {
+  EngineConfig c;
+  c.device = Device::Cuda;
+  c.n_threads = o.threads;
+  c.n_ctx = n_ctx;
+  c.max_num_seqs = 1;
+  c.max_batched_tokens = std::max<int64_t>(512, int64_t(o.request.prompt.size()));  // the prompt in one pass
+  Engine engine(model, tokenizer, c);
+  RequestOptions r;
+  r.prompt = o.request.prompt;
+  r.sampling = o.request.sampling;
+  r.max_tokens = o.request.max_tokens;
+  r.stop = o.request.stop;
+  r.ignore_eos = o.request.ignore_eos;
+  r.logprobs = o.request.sampling.top_logprobs > 0;
+  GenerationResult result;
+  result.prompt_tokens = int64_t(r.prompt.size());
+  const auto start = std::chrono::steady_clock::now();
+  auto first = start;
+  engine.submit(std::move(r), [&](const TokenEvent& e) {
+    const auto now = std::chrono::steady_clock::now();
+    if (e.has_token) {
+      if (result.tokens.empty()) first = now;
+      result.tokens.push_back(e.sample.token);
+      result.samples.push_back(e.sample);
+    }
+    result.text += e.text;
+    if (on_text && !e.text.empty()) on_text(e.text);
+    if (e.finish != FinishReason::None) result.finish_reason = e.finish;
+  });
+  engine.run_until_idle();
+  const auto end = std::chrono::steady_clock::now();
+  result.prefill_seconds = std::chrono::duration<double>(first - start).count();
+  result.decode_seconds = std::chrono::duration<double>(end - first).count();
+  return result;
+}
+
 void run(RunOptions& o) {
   const auto load_start = std::chrono::steady_clock::now();
+  const Device device = resolve_device(parse_device_or_fail(o.device));
   const std::string path = resolve_model_path(o.model);
   const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   const Model model = load_gguf_model(file);
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
-  LlamaForward forward(model, o.threads);
   const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
-  Generator generator(forward, tokenizer, n_ctx);
 
   o.request.prompt = o.prompt_tokens.empty()
                          ? tokenizer.encode(build_prompt_text(o, *file), /*add_special=*/true, /*parse_special=*/true)
@@ -94,11 +135,19 @@ void run(RunOptions& o) {
   if (o.show_logprobs && o.request.sampling.top_logprobs == 0) o.request.sampling.top_logprobs = 3;
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
 
-  const GenerationResult result = generator.generate(o.request, [&o](std::string_view piece) {
+  const TextCallback on_text = [&o](std::string_view piece) {
     if (o.json) return;
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
-  });
+  };
+  GenerationResult result;
+  if (device == Device::Cuda) {
+    result = generate_on_engine(model, tokenizer, o, n_ctx, on_text);
+  } else {
+    LlamaForward forward(model, o.threads);
+    Generator generator(forward, tokenizer, n_ctx);
+    result = generator.generate(o.request, on_text);
+  }
   if (o.json) {
     print_json(result, load_seconds);
     return;
@@ -146,6 +195,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--top-logprobs", s.top_logprobs, "alternatives to report per token with --logprobs");
   cmd->add_flag("--logprobs", o->show_logprobs, "print each token's logprob (and top alternatives) after the text");
   cmd->add_option("-t,--threads", o->threads, "threads (default: all cores)");
+  cmd->add_option("--device", o->device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();
   cmd->add_flag("--no-stats", o->no_stats, "do not print token counts and speed");
   cmd->add_flag("--json", o->json, "print one JSON object (ids, text, logprobs, timings) instead of streaming");
   cmd->add_option("--tokens", o->prompt_tokens, "prompt as token ids instead of text (comma-separated)")->delimiter(',');

@@ -7,7 +7,7 @@ void BatchRunner::run(const StepPlan& plan, const Scheduler& scheduler, const Kv
   runs_.clear();
   sampling_.clear();
   for (const ScheduledRequest& s : plan.requests)
-    for (const BlockCopy& copy : s.copies) store_.copy_block(copy.src, copy.dst);
+    for (const BlockCopy& copy : s.copies) forward_.copy_block(copy.src, copy.dst);
   for (const ScheduledRequest& s : plan.requests) {
     const std::span<const int32_t> all = scheduler.tokens(s.id);
     tokens_.insert(tokens_.end(), all.begin() + s.first_position, all.begin() + s.first_position + s.n_tokens);
@@ -15,7 +15,7 @@ void BatchRunner::run(const StepPlan& plan, const Scheduler& scheduler, const Kv
     if (s.samples) sampling_.push_back(s.id);
   }
   if (runs_.empty()) return;
-  forward_.forward(TokenBatch{tokens_, runs_}, store_, logits_);
+  forward_.forward(TokenBatch{tokens_, runs_}, logits_);
 }
 
 std::span<const float> BatchRunner::logits(size_t i) const {

@@ -6,16 +6,15 @@
 #include <span>
 #include <vector>
 
+#include "backend/paged_forward.h"
 #include "engine/scheduler.h"
 #include "kv/kv_manager.h"
-#include "kv/kv_store.h"
-#include "model/llama.h"
 
 namespace ridge {
 
 class BatchRunner {
  public:
-  BatchRunner(LlamaForward& forward, KvStore& store) : forward_(forward), store_(store) {}
+  explicit BatchRunner(PagedForward& forward) : forward_(forward) {}
 
   // Runs the plan. Afterwards sampling_requests() lists, in plan order, the requests whose run
   // ended at their last token, and logits(i) is the next-token distribution of the i-th of them.
@@ -25,8 +24,7 @@ class BatchRunner {
   std::span<const float> logits(size_t i) const;
 
  private:
-  LlamaForward& forward_;
-  KvStore& store_;
+  PagedForward& forward_;  // the pass and its KV store, on the CPU or a GPU
   std::vector<int32_t> tokens_;
   std::vector<SequenceRun> runs_;
   std::vector<RequestId> sampling_;

@@ -6,11 +6,11 @@
 #include <chrono>
 #include <cstdio>
 
+#include "backend/paged_forward.h"
 #include "core/error.h"
 #include "engine/batch_runner.h"
 #include "engine/stop_strings.h"
 #include "kv/kv_store.h"
-#include "model/llama.h"
 
 namespace ridge {
 namespace {
@@ -78,9 +78,9 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
   scheduler_ = std::make_unique<Scheduler>(
       SchedulerConfig{config_.max_batched_tokens, config_.max_num_seqs, config_.priorities}, *kv_);
-  forward_ = std::make_unique<LlamaForward>(model, config_.n_threads);
-  store_ = std::make_unique<KvStore>(forward_->kv_layout(config_.block_size, memory_plan_.n_blocks, config_.kv_dtype));
-  runner_ = std::make_unique<BatchRunner>(*forward_, *store_);
+  forward_ = make_paged_forward(model, {config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
+                                        memory_plan_.n_blocks, config_.n_ctx});
+  runner_ = std::make_unique<BatchRunner>(*forward_);
   own_.kv_blocks_total = stats_.kv_blocks_total = memory_plan_.n_blocks;
 }
 

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backend/device.h"
 #include "engine/engine_stats.h"
 #include "engine/finish_reason.h"
 #include "engine/sampler.h"
@@ -32,8 +33,7 @@
 namespace ridge {
 
 class BatchRunner;
-class KvStore;
-class LlamaForward;
+class PagedForward;
 
 struct EngineConfig {
   int n_threads = 0;            // <= 0: one per core
@@ -46,6 +46,7 @@ struct EngineConfig {
   int32_t max_num_seqs = 64;         // running sequences at once
   bool priorities = false;
   int64_t max_waiting = 1024;        // submit() refuses more queued requests (back-pressure)
+  Device device = Device::Cpu;       // cpu, cuda, or auto (cuda when a GPU is present)
 };
 
 struct RequestOptions {
@@ -129,9 +130,8 @@ class Engine {
   KvMemoryPlan memory_plan_;
   std::unique_ptr<KvManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::unique_ptr<KvStore> store_;
+  std::unique_ptr<PagedForward> forward_;  // the forward pass on config_.device, with the KV store
   std::unique_ptr<BatchRunner> runner_;
-  std::unique_ptr<LlamaForward> forward_;
   std::unordered_map<RequestId, std::unique_ptr<Live>> live_;  // touched only by the stepping thread
   std::vector<RequestId> finished_;  // dropped from live_ after their last callback
   EngineStats own_;                  // the stepping thread's counters; published into stats_
