@@ -39,13 +39,29 @@ TEST(CudaAttention, KvWriteStoresWhatTheHostStoreStores) {
         host.write(0, slots[size_t(t)] / 16, slots[size_t(t)] % 16, k.data() + t * kv_dim, v.data() + t * kv_dim);
     const DeviceBuffer dk = to_device(k), dv = to_device(v), ds = to_device(slots);
     kv_write(dev.layer(0), dk.as<float>(), dv.as<float>(), ds.as<int32_t>(), n, nullptr);
+    // The same encoded bytes and scales; the device keeps keys as rows where the host transposes them.
     const KvLayerView hv = host.layer(0);
+    const KvLayerDevice dl = dev.layer(0);
     std::vector<uint8_t> data(size_t(hv.block_bytes * layout.n_blocks));
     std::vector<float> scales(size_t(std::max<int64_t>(1, hv.block_scales * layout.n_blocks)));
     dev.download_layer(0, data.data(), layout.scaled() ? scales.data() : nullptr);
-    EXPECT_EQ(0, std::memcmp(data.data(), hv.data, data.size())) << kv_dtype_name(dtype);
-    if (layout.scaled()) {
-      EXPECT_EQ(0, std::memcmp(scales.data(), hv.scales, scales.size() * 4)) << kv_dtype_name(dtype);
+    const int64_t eb = layout.element_bytes();
+    for (int32_t slot_id : slots) {
+      if (slot_id < 0) continue;
+      const BlockId b = slot_id / 16;
+      const int slot = slot_id % 16;
+      const uint8_t* dev_key = data.data() + b * dl.block_bytes + slot * dl.row_bytes;
+      const uint8_t* dev_value = dev_key + dl.value_offset;
+      ASSERT_EQ(0, std::memcmp(dev_value, hv.value_row(b, slot), size_t(dl.row_bytes))) << kv_dtype_name(dtype) << " V " << slot_id;
+      for (int h = 0; h < 3; ++h)
+        for (int d = 0; d < 64; ++d)
+          ASSERT_EQ(0, std::memcmp(dev_key + (h * 64 + d) * eb, hv.key_head(b, h) + (d * 16 + slot) * eb, size_t(eb)))
+              << kv_dtype_name(dtype) << " K " << slot_id << " head " << h << " dim " << d;
+      if (layout.scaled())
+        for (int h = 0; h < 3; ++h) {
+          EXPECT_EQ(scales[size_t(b * dl.block_scales + slot * 3 + h)], hv.key_scales(b, slot)[h]) << kv_dtype_name(dtype);
+          EXPECT_EQ(scales[size_t(b * dl.block_scales + 16 * 3 + slot * 3 + h)], hv.value_scales(b, slot)[h]);
+        }
     }
   }
 }

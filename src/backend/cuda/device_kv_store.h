@@ -1,7 +1,9 @@
 #pragma once
-// The paged KV cache in device memory, in kv/kv_store.h's layout: per layer, blocks of block_size
-// positions, each block its K rows then its V rows; FP8/INT8 with one f32 scale per (position,
-// kv head). Zeroed at creation, as the host store's calloc.
+// The paged KV cache in device memory: per layer, blocks of block_size positions, each block its K
+// rows then its V rows (block_size, n_kv_heads * head_dim); FP8/INT8 with one f32 scale per
+// (position, kv head), laid out as the host store's. Unlike the host store, keys stay rows: the
+// attention kernel reads one K row per 8 lanes with 16-byte loads. The two stores never exchange
+// bytes. Zeroed at creation, as the host store's calloc.
 #include <cstdint>
 
 #include "backend/cuda/device_buffer.h"

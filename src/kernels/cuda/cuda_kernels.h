@@ -162,8 +162,8 @@ void fill_random_fp8(uint8_t* out, int64_t n, uint32_t seed, float scale, Stream
 
 // ---- paged attention (attention.cu) -----------------------------------------------------------
 
-// One layer of the device KV store: the layout of kv/kv_store.h (per block K rows then V rows;
-// FP8/INT8 with one f32 scale per position and kv head).
+// One layer of the device KV store (backend/cuda/device_kv_store.h): per block K rows then V rows;
+// FP8/INT8 with one f32 scale per position and kv head.
 struct KvLayerDevice {
   KvDtype dtype = KvDtype::F16;
   int32_t block_size = 16;
