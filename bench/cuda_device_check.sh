@@ -34,7 +34,7 @@ phase() { say "=== [$(elapsed)s] $*"; }
 capture() {
   local name=$1 limit=$2 file=$3
   shift 3
-  [ "$file" = - ] && file=$LOG
+  if [ "$file" = - ]; then file=$LOG; else : > "$file"; fi
   local t0
   t0=$(date +%s)
   timeout --kill-after=10 "$limit" "$@" >> "$file" 2>> "$LOG"
@@ -69,8 +69,11 @@ say "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 phase "binaries"
 RIDGE=$ROOT/build-carry/bin/ridge
 TESTS=$ROOT/build-carry/bin/ridge_tests
-if [ -x "$RIDGE" ] && "$RIDGE" --help > /dev/null 2>> "$LOG" && "$TESTS" --gtest_list_tests > /dev/null 2>> "$LOG"; then
+runnable() { [ -x "$RIDGE" ] && "$RIDGE" --help > /dev/null 2>> "$LOG" && "$TESTS" --gtest_list_tests > /dev/null 2>> "$LOG"; }
+if runnable; then
   STATUS[binaries]=carried
+elif export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$ROOT/build-carry/lib-compat && runnable; then
+  STATUS[binaries]="carried, with the carried libstdc++/OpenSSL/zlib"
 else
   say "carried binaries missing or not runnable here: building"
   [ -x "$RIDGE" ] && ldd "$RIDGE" | grep "not found" | tee -a "$LOG"
@@ -120,14 +123,12 @@ fi
 
 if [ "$HAVE_GPU" = 1 ]; then
   phase "probe"
-  : > "$OUT/probe.json"
-  capture probe 120 "$OUT/probe.json" "$RIDGE" probe --device cuda --json -r 5
+    capture probe 120 "$OUT/probe.json" "$RIDGE" probe --device cuda --json -r 5
 fi
 
 bench() {  # bench NAME SECONDS ARGS...: JSON to $OUT/NAME.json
   local name=$1 limit=$2
   shift 2
-  : > "$OUT/$name.json"
   capture "$name" "$limit" "$OUT/$name.json" "$RIDGE" bench run --device cuda --json "$@"
 }
 

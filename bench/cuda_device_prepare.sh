@@ -3,6 +3,7 @@
 # which cannot download anything and takes at most 64 MiB per call (the working tree included):
 #   build-carry/bin/   ridge and ridge_tests built with -DRIDGE_CUDA=ON (stripped)
 #   build-carry/lib/   the shared libraries they need that a bare CUDA image may lack
+#   build-carry/lib-compat/  libstdc++, OpenSSL, zlib: used only if the binaries do not start without them
 #   build-carry/model.part1, model.part2   the default model (94 MB) cut in two, one part per call
 # The device session then makes two calls, back to back (the machine keeps ignored files between
 # calls while it stays warm):
@@ -24,12 +25,14 @@ fi
 cmake --build "$BUILD" -j "${JOBS:-2}" --target ridge ridge_tests
 
 rm -rf build-carry
-mkdir -p build-carry/bin build-carry/lib
+mkdir -p build-carry/bin build-carry/lib build-carry/lib-compat
 strip -o build-carry/bin/ridge "$BUILD/ridge"
 strip -o build-carry/bin/ridge_tests "$BUILD/tests/ridge_tests"
 # Everything the binaries link but libc, libstdc++ and the CUDA libraries the GPU image has.
 ldd "$BUILD/ridge" "$BUILD/tests/ridge_tests" | awk '/=> \// {print $3}' | sort -u |
   grep -E 'lib(fmt|cpp-httplib|brotli[a-z]*|gomp)\.so' | while read -r lib; do cp -L "$lib" build-carry/lib/; done
+ldd "$BUILD/ridge" | awk '/=> \// {print $3}' | grep -E 'lib(stdc\+\+|gcc_s|ssl|crypto|z)\.so' |
+  while read -r lib; do cp -L "$lib" build-carry/lib-compat/; done
 
 if [ -f "$MODEL" ]; then
   head -c "$PART1_BYTES" "$MODEL" > build-carry/model.part1

@@ -15,8 +15,8 @@ std::optional<int> decode_bucket(int64_t n_sequences) {
   return std::nullopt;
 }
 
-MatmulPath matmul_path(int64_t n_tokens, int64_t gemv_max_tokens) {
-  return n_tokens <= gemv_max_tokens ? MatmulPath::Gemv : MatmulPath::Gemm;
+MatmulPath matmul_path(int64_t n_tokens, int64_t gemm_min_tokens) {
+  return n_tokens < gemm_min_tokens ? MatmulPath::Gemv : MatmulPath::Gemm;
 }
 
 AttentionSplit attention_split(int64_t max_positions, int64_t n_tokens, int64_t n_kv_heads, int n_sms, int tile,

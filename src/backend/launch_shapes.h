@@ -14,9 +14,10 @@ inline constexpr std::array<int, 8> kDecodeBuckets = {1, 2, 4, 8, 16, 32, 64, 12
 std::optional<int> decode_bucket(int64_t n_sequences);  // nullopt for < 1 or > 128
 
 enum class MatmulPath { Gemv, Gemm };
-// The skinny GEMV reads each weight once for up to gemv_max_tokens tokens; above that the weights'
-// BF16 copies go through cuBLASLt (tensor cores).
-MatmulPath matmul_path(int64_t n_tokens, int64_t gemv_max_tokens);
+// Below gemm_min_tokens the skinny GEMV runs (a few tokens per launch, each weight read once per
+// launch, the CPU's integer arithmetic for quantized weights, so short prompts give the CPU's
+// numbers); from there on the weights' BF16 copies go through cuBLASLt (tensor cores).
+MatmulPath matmul_path(int64_t n_tokens, int64_t gemm_min_tokens);
 
 struct AttentionSplit {
   int n_splits = 1;

@@ -92,6 +92,7 @@ TEST(CudaForward, MatchesTheCpuForEveryWeightType) {
   for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::Q6_K, DType::F16, DType::BF16, DType::F32}) {
     SCOPED_TRACE(std::string(dtype_name(type)));
     compare_sequence(tiny_model(type), 5, 6, 5e-3f, 5e-3f);    // GEMV prefill, graph decode
+    compare_sequence(tiny_model(type), 13, 1, 5e-3f, 5e-3f);   // GEMV prefill in two launches
     compare_sequence(tiny_model(type), 40, 2, 3e-2f, 3e-2f);   // cuBLASLt BF16 prefill
   }
 }
@@ -155,6 +156,7 @@ std::vector<std::vector<int32_t>> engine_greedy(const Model& model, const Tokeni
   c.n_threads = 2;
   c.n_ctx = 512;
   c.max_num_seqs = 4;
+  c.max_batched_tokens = 12;  // every step below the GEMM threshold: the CPU's arithmetic on the GPU
   Engine engine(model, tokenizer, c);
   std::vector<std::vector<int32_t>> out(prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {

@@ -24,11 +24,11 @@ TEST(CudaLaunchShapes, DecodeBucketIsTheSmallestThatHolds) {
   }
 }
 
-TEST(CudaLaunchShapes, GemvUpToItsTokenCount) {
-  EXPECT_EQ(matmul_path(1, 8), MatmulPath::Gemv);
-  EXPECT_EQ(matmul_path(8, 8), MatmulPath::Gemv);
-  EXPECT_EQ(matmul_path(9, 8), MatmulPath::Gemm);
-  EXPECT_EQ(matmul_path(4096, 8), MatmulPath::Gemm);
+TEST(CudaLaunchShapes, GemvBelowTheGemmThreshold) {
+  EXPECT_EQ(matmul_path(1, 16), MatmulPath::Gemv);
+  EXPECT_EQ(matmul_path(15, 16), MatmulPath::Gemv);
+  EXPECT_EQ(matmul_path(16, 16), MatmulPath::Gemm);
+  EXPECT_EQ(matmul_path(4096, 16), MatmulPath::Gemm);
 }
 
 TEST(CudaLaunchShapes, AttentionSplitsFillTheGpuAndCoverEveryPosition) {

@@ -215,7 +215,7 @@ void CudaForward::Impl::upload(const StepInputs& in) {
 
 void CudaForward::Impl::matmul(std::initializer_list<MatmulOut> outs, const float* xin, int64_t n, bool accumulate) {
   const int64_t cols = outs.begin()->w->m.cols;
-  if (opt.gemm_copies && matmul_path(n, opt.gemv_max_tokens) == MatmulPath::Gemm) {
+  if (opt.gemm_copies && matmul_path(n, opt.gemm_min_tokens) == MatmulPath::Gemm) {
     launch(KernelKind::Copy, elementwise_cost(n * cols, 1, 0, 0), [&] { round_to_bf16(xin, n * cols, xbf.as<uint16_t>(), stream); });
     for (const MatmulOut& o : outs) {
       const DeviceMatrix& m = o.w->m;

@@ -19,7 +19,8 @@ namespace ridge::cuda {
 
 struct CudaForwardOptions {
   int device = 0;
-  int64_t gemv_max_tokens = kGemvMaxTokens;  // larger batches: cuBLASLt BF16 on the weights' BF16 copies
+  int64_t gemv_max_tokens = kGemvMaxTokens;  // tokens per GEMV launch (1..8)
+  int64_t gemm_min_tokens = 16;              // from here on: cuBLASLt BF16 on the weights' BF16 copies
   bool gemm_copies = true;                   // keep BF16 copies (off: every batch size uses the GEMV, in chunks)
   bool graphs = true;                        // capture decode steps per batch bucket
   int64_t n_ctx = 0;                         // positions covered (RoPE table, graph split-K); 0: the model's
