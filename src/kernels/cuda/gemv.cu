@@ -65,21 +65,22 @@ __device__ __forceinline__ void store_row(const GemvLaunch& a, const GemvMat& m,
   }
 }
 
-// Finds the matrix and row of this warp; false when the warp has no row.
-__device__ __forceinline__ bool warp_row(const GemvLaunch& a, int& mi, int64_t& r) {
+// The matrix and row of this warp; false when the warp has no row. The matrix is picked by
+// comparisons: a dynamic index into the kernel parameters would copy them to local memory.
+__device__ __forceinline__ bool warp_row(const GemvLaunch& a, GemvMat& m, int64_t& r) {
   const int64_t g = int64_t(blockIdx.x) * kWarpsPerBlock + threadIdx.x / 32;
   if (g >= a.row_end[a.n_out - 1]) return false;
-  mi = g < a.row_end[0] ? 0 : g < a.row_end[1] ? 1 : 2;
+  const int mi = g < a.row_end[0] ? 0 : g < a.row_end[1] ? 1 : 2;
   r = g - (mi == 0 ? 0 : a.row_end[mi - 1]);
+  m = mi == 0 ? a.m[0] : mi == 1 ? a.m[1] : a.m[2];
   return true;
 }
 
 template <DType T, int NT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) gemv_quant_kernel(const GemvLaunch a) {
-  int mi;
+  GemvMat m;
   int64_t r;
-  if (!warp_row(a, mi, r)) return;
-  const GemvMat m = mi == 0 ? a.m[0] : mi == 1 ? a.m[1] : a.m[2];  // no dynamic index into the parameters
+  if (!warp_row(a, m, r)) return;
   const int lane = threadIdx.x % 32;
   const int64_t cols = a.cols, nb = cols / 32;
   float acc[NT];
@@ -191,10 +192,9 @@ __device__ __forceinline__ void load8(const uint8_t* p, float (&w)[8]) {
 
 template <DType T, int NT>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) gemv_float_kernel(const GemvLaunch a) {
-  int mi;
+  GemvMat m;
   int64_t r;
-  if (!warp_row(a, mi, r)) return;
-  const GemvMat m = mi == 0 ? a.m[0] : mi == 1 ? a.m[1] : a.m[2];  // no dynamic index into the parameters
+  if (!warp_row(a, m, r)) return;
   const int lane = threadIdx.x % 32;
   const int64_t cols = a.cols;
   constexpr int64_t kBytes = T == DType::F32 ? 4 : 2;
