@@ -46,20 +46,22 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
     if (job.w.packed) packed_types[packed_slot(job.w.type)] = true;
   }
   const int64_t n_blocks = cols / kActBlock;
+  // Activations quantized once per call and, for packed weights, regrouped to match: both per token,
+  // in the same parallel pass.
+  const int64_t n_groups = packed_groups(cols);
+  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
+    if (packed_types[packed_slot(type)]) scratch.packed[packed_slot(type)].resize(size_t(n_tokens * n_groups));
   if (any_quant) {
     scratch.acts.resize(size_t(n_tokens * n_blocks));
     ActBlock* acts = scratch.acts.data();
     pool.parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) quantize_activations(x + t * cols, cols, acts + t * n_blocks);
+      for (int64_t t = begin; t < end; ++t) {
+        quantize_activations(x + t * cols, cols, acts + t * n_blocks);
+        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
+          if (packed_types[packed_slot(type)])
+            pack_activations(type, acts + t * n_blocks, n_blocks, scratch.packed[packed_slot(type)].data() + t * n_groups);
+      }
     });
-  }
-  const int64_t n_groups = packed_groups(cols);
-  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
-    if (!packed_types[packed_slot(type)]) continue;
-    auto& packed = scratch.packed[packed_slot(type)];
-    packed.resize(size_t(n_tokens * n_groups));
-    for (int64_t t = 0; t < n_tokens; ++t)
-      pack_activations(type, scratch.acts.data() + t * n_blocks, n_blocks, packed.data() + t * n_groups);
   }
   scratch.rows.resize(size_t(pool.size()));
   const QuantDotFn quant_dot = quant_dot_for(isa);
