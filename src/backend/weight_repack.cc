@@ -5,16 +5,15 @@
 #include <vector>
 
 #include "core/error.h"
+#include "kernels/cpu/packed_layout.h"
 #include "kernels/cuda/weight_layout.h"
 #include "kernels/ref/dequant.h"
 
 namespace ridge {
 namespace {
 
-// Scale (+ minimum) header and quant bytes of the block types the CPU packs.
+// Scale (+ minimum) header bytes of the block types the device layout splits.
 int64_t header_bytes(DType t) { return t == DType::Q4_1 ? 4 : 2; }
-int64_t quant_bytes(DType t) { return t == DType::Q8_0 ? 32 : 16; }
-constexpr int64_t kCpuPackGroup = 4;  // cpu::kPackGroup
 
 // Kept out of line: GCC 12 at -O3 merged the inlined small copies of a block's fields into
 // aligned 16-byte stores at addresses that are not 16-byte aligned (a crash in the tests).
@@ -70,21 +69,6 @@ void move_row(DType type, uint8_t* gguf, uint8_t* dev, const cuda::WeightSection
 
 }  // namespace
 
-void unpack_cpu_row(DType type, const uint8_t* packed, int64_t cols, uint8_t* gguf_row) {
-  if (type != DType::Q4_0 && type != DType::Q4_1 && type != DType::Q8_0) fail("no CPU packed layout for {}", dtype_name(type));
-  const int64_t hb = header_bytes(type), qb = quant_bytes(type), bb = hb + qb, nb = cols / 32;
-  for (int64_t g0 = 0; g0 < nb; g0 += kCpuPackGroup) {
-    const int64_t n = std::min(kCpuPackGroup, nb - g0);
-    for (int64_t k = 0; k < n; ++k) {
-      uint8_t* blk = gguf_row + (g0 + k) * bb;
-      std::memcpy(blk, packed + 2 * k, 2);
-      if (type == DType::Q4_1) std::memcpy(blk + 2, packed + 2 * n + 2 * k, 2);
-      std::memcpy(blk + hb, packed + n * hb + k * qb, size_t(qb));
-    }
-    packed += n * bb;
-  }
-}
-
 void repack_for_device(DType type, const void* data, bool cpu_packed, int64_t rows, int64_t cols, uint8_t* out) {
   if (!cuda::device_weight_type(type)) fail("no device layout for {}", dtype_name(type));
   const cuda::WeightSections sec = cuda::weight_sections(type, rows, cols);
@@ -95,7 +79,7 @@ void repack_for_device(DType type, const void* data, bool cpu_packed, int64_t ro
     std::vector<uint8_t> row(static_cast<size_t>(row_bytes));
 #pragma omp for schedule(static)
     for (int64_t r = 0; r < rows; ++r) {
-      if (cpu_packed) unpack_cpu_row(type, src + r * row_bytes, cols, row.data());
+      if (cpu_packed) cpu::unpack_row(type, src, rows, cols, r, row.data());
       else std::memcpy(row.data(), src + r * row_bytes, size_t(row_bytes));
       move_row(type, row.data(), out, sec, r, cols, true);
     }

@@ -8,9 +8,6 @@
 
 namespace ridge {
 
-// One row in cpu::pack_rows' layout (Q4_0, Q4_1, Q8_0) back to GGUF blocks.
-void unpack_cpu_row(DType type, const uint8_t* packed, int64_t cols, uint8_t* gguf_row);
-
 // out: cuda::weight_sections(type, rows, cols).bytes bytes; cuda::device_weight_type(type) only.
 // Rows in parallel (OpenMP).
 void repack_for_device(DType type, const void* data, bool cpu_packed, int64_t rows, int64_t cols, uint8_t* out);

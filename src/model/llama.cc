@@ -105,7 +105,7 @@ void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
       if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
       float* row = x_.data() + t * s.n_embd;
       if (w.token_embd.packed) {
-        cpu::dequantize_packed_row(w.token_embd.type, w.token_embd.row(id), row, s.n_embd);
+        cpu::dequantize_packed_row(w.token_embd.type, w.token_embd.data, w.token_embd.rows, s.n_embd, id, row);
       } else {
         ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), row, s.n_embd);
       }

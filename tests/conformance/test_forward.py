@@ -106,16 +106,28 @@ def first_difference(a, b):
     return next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), None)
 
 
+def tie_gap(oracle, ids, ref, other):
+    """llama.cpp's logit margin for its own token over `other`'s at their first difference (None: same)."""
+    k = first_difference(ref, other)
+    if k is None:
+        return None
+    last = oracle.logits(ids + ref[:k])[-1]
+    return float(last[ref[k]] - last[other[k]])
+
+
 def test_greedy_continuations_match_llama_cpp(ridge_bin, default_model, oracle):
     """Greedy 64-token continuations against llama.cpp's default path (f16 KV, no flash attention).
 
     A Q4_1 model with int8 activations has many near-ties (top-2 logits within 0.1), so a continuation
-    flips on any rounding difference. The yardstick is llama.cpp against itself: the same model with
-    its other exact-in-theory attention path (flash attention, f32 KV) reproduces its own default
-    continuation only on some prompts. ridge must agree with llama.cpp at least that often.
+    flips on any rounding difference, and how many of 17 continuations stay identical to the end swings
+    with arithmetic that is equally exact (measured 2 to 7 of 17 for ridge's kernel variants; llama.cpp
+    reproduces itself with its flash-attention / f32-KV path on only 4). What a real error shows, and a
+    rounding difference does not, is a divergence where llama.cpp clearly prefers its token: so every
+    continuation must agree with llama.cpp up to a step where llama.cpp's own top-two logits are within
+    a near-tie margin, the same kind of step where llama.cpp's alternative path departs from it.
     """
     alternative = LlamaOracle(default_model, flash_attn=True, kv_type=0)
-    ridge_matches, self_matches, report = 0, 0, []
+    ridge_matches, self_matches, report, ridge_gaps, self_gaps = 0, 0, [], [], []
     try:
         for text in GREEDY_PROMPTS:
             ids = tokenize(oracle, text)
@@ -127,11 +139,24 @@ def test_greedy_continuations_match_llama_cpp(ridge_bin, default_model, oracle):
             ridge_matches += got == ref
             self_matches += alt == ref
             report.append(f"{first_difference(ref, got)}/{first_difference(ref, alt)}")
+            ridge_gaps.append(tie_gap(oracle, ids, ref, got))
+            self_gaps.append(tie_gap(oracle, ids, ref, alt))
     finally:
         alternative.close()
     n = len(GREEDY_PROMPTS)
     first_five = sum(r.startswith("None/") for r in report[:5])
+    fmt = lambda gaps: ", ".join("-" if g is None else f"{g:.3f}" for g in gaps)
     print(f"\ngreedy 64-token continuations identical to llama.cpp: ridge {ridge_matches}/{n} "
           f"(first five prompts: {first_five}/5), llama.cpp's flash-attention path {self_matches}/{n}")
     print("first differing step, ridge/llama.cpp-alternative (None = identical): " + ", ".join(report))
-    assert ridge_matches >= self_matches
+    print("llama.cpp's logit margin where ridge departs: " + fmt(ridge_gaps))
+    print("llama.cpp's logit margin where its alternative path departs: " + fmt(self_gaps))
+    worst = max((abs(g) for g in ridge_gaps if g is not None), default=0.0)
+    assert worst <= NEAR_TIE, f"ridge departs from llama.cpp where llama.cpp prefers its token by {worst:.3f}"
+
+
+# A near-tie, in logits. Measured: llama.cpp's flash-attention path departs from its default path at
+# margins up to 0.37, and its batched logits (which the margins are read from) rank the two tokens
+# the other way round than its one-token-at-a-time continuation at margins up to 0.24 (negative
+# margins above). ridge's kernels departed at up to 0.25.
+NEAR_TIE = 0.5

@@ -72,15 +72,15 @@ TEST(CudaWeightLayout, RepackedRowsDequantizeAsTheFileRows) {
 TEST(CudaWeightLayout, CpuPackedRowsUnpackToTheFileBytes) {
   std::mt19937 rng(5);
   for (DType t : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
-    for (int64_t cols : {32, 96, 576, 4096}) {  // whole and partial groups of four blocks
-      const int64_t rows = 5;
+    for (int64_t cols : {32, 96, 576, 4096}) {
+      const int64_t rows = 21;  // a full tile of 16 rows and a partial one
       const std::vector<uint8_t> file = random_rows(t, rows, cols, rng);
       std::vector<uint8_t> packed = file;
       cpu::pack_rows(t, packed.data(), rows, cols);
       const int64_t row_bytes = dtype_row_bytes(t, cols);
       std::vector<uint8_t> row(static_cast<size_t>(row_bytes));
       for (int64_t r = 0; r < rows; ++r) {
-        unpack_cpu_row(t, packed.data() + r * row_bytes, cols, row.data());
+        cpu::unpack_row(t, packed.data(), rows, cols, r, row.data());
         ASSERT_EQ(0, std::memcmp(row.data(), file.data() + r * row_bytes, size_t(row_bytes))) << dtype_name(t) << " " << cols;
       }
       std::vector<uint8_t> a(size_t(cuda::weight_sections(t, rows, cols).bytes)), b(a.size());

@@ -154,51 +154,102 @@ TEST(ThreadPoolTest, RunsEveryThreadOncePerRun) {
 namespace ridge::cpu {
 namespace {
 
-// The packed layout: rows round-trip exactly, and the packed kernels agree with the unpacked ones
-// (same integer sums; only f32 rounding and the Q4_0 offset's grouping differ) on shapes whose
-// block count leaves every possible last group (1..4 blocks), for 1..9 tokens; and a token's
-// result is bit-identical whatever else is in the batch.
-TEST(PackedLayout, RoundTripsAndMatchesTheUnpackedKernels) {
+// The AVX-512 activation quantizer gives the scalar one's bits: ordinary values, all-zero blocks,
+// values that land exactly on a rounding tie (x * 127 / amax = k + 0.5), and large magnitudes.
+TEST(ActQuant, WideQuantizerMatchesTheScalarOneBitForBit) {
+  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  auto x = random_input(32 * 200, 11);
+  for (int i = 0; i < 32; ++i) x[size_t(32 + i)] = 0.0f;
+  for (int i = 0; i < 32; ++i) x[size_t(64 + i)] = float(i % 8) * 0.5f - 1.75f + (i == 0 ? 127.0f - 1.75f : 0.0f);
+  for (int i = 0; i < 32; ++i) x[size_t(96 + i)] *= 1e30f;
+  x[128] = 254.0f;  // amax 254: x * 127 / 254 = x / 2, so odd integers tie
+  for (int i = 1; i < 32; ++i) x[size_t(128 + i)] = float(2 * i - 31);
+  std::vector<ActBlock> a(200), b(200);
+  quantize_activations_scalar(x.data(), int64_t(x.size()), a.data());
+  quantize_activations_avx512(x.data(), int64_t(x.size()), b.data());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(0, std::memcmp(a[i].q, b[i].q, 32)) << "block " << i;
+    ASSERT_EQ(a[i].d, b[i].d) << "block " << i;
+    ASSERT_EQ(a[i].s, b[i].s) << "block " << i;
+    ASSERT_EQ(a[i].sum, b[i].sum) << "block " << i;
+  }
+}
+
+// The packed layout: rows round-trip exactly; every packed kernel (VNNI, AMX, and the scalar
+// reference other CPUs use) computes the same bits as the naive reference of packed_layout.h's
+// arithmetic, for full and partial tiles of rows and any number of tokens; a token's result is
+// bit-identical whatever else is in the batch; and the results agree with the unpacked kernels up
+// to f32 rounding.
+TEST(PackedLayout, EveryKernelMatchesTheReferenceBitForBit) {
   for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0}) {
-    for (int64_t cols : {32, 64, 96, 128, 160, 576, 1536}) {
-      const int64_t rows = 13;
+    for (int64_t cols : {32, 64, 96, 160, 576, 1536}) {
+      const int64_t rows = 37;  // two full tiles of 16 rows and a partial one
       auto w = random_weights(type, rows, cols, uint32_t(cols));
       auto packed = w;
       pack_rows(type, packed.data(), rows, cols);
       const int64_t row_bytes = dtype_row_bytes(type, cols);
       std::vector<float> a(static_cast<size_t>(cols)), b(static_cast<size_t>(cols));
+      std::vector<uint8_t> gguf_row(static_cast<size_t>(row_bytes));
       for (int64_t r = 0; r < rows; ++r) {
         ref::dequantize_row(type, w.data() + r * row_bytes, a.data(), cols);
-        dequantize_packed_row(type, packed.data() + r * row_bytes, b.data(), cols);
+        dequantize_packed_row(type, packed.data(), rows, cols, r, b.data());
         ASSERT_EQ(a, b) << dtype_name(type) << " cols " << cols << " row " << r;
+        unpack_row(type, packed.data(), rows, cols, r, gguf_row.data());
+        ASSERT_EQ(0, std::memcmp(gguf_row.data(), w.data() + r * row_bytes, size_t(row_bytes)));
       }
-      if (!isa_supported(Isa::Avx512Vnni)) continue;
-      const int64_t max_tokens = 9;
-      const auto x = random_input(max_tokens * cols, 5);
+      const int64_t n_tokens = 41, n_blocks = cols / kActBlock;  // two tiles of 16 tokens and 9 more
+      const auto x = random_input(n_tokens * cols, 5);
+      std::vector<ActBlock> acts(static_cast<size_t>(n_tokens * n_blocks));
+      for (int64_t t = 0; t < n_tokens; ++t) quantize_activations(x.data() + t * cols, cols, acts.data() + t * n_blocks);
+      std::vector<float> expected(size_t(n_tokens * rows));
+      const PackedDotTask all{type, packed.data(), rows, n_blocks, 0, rows, acts.data(), n_tokens, expected.data(), rows};
+      packed_dot_scalar(all);
+
+      using Kernel = void (*)(const PackedDotTask&);
+      std::vector<std::pair<const char*, Kernel>> kernels;
+      if (isa_supported(Isa::Avx512Vnni)) kernels.push_back({"vnni", packed_dot_avx512vnni});
+      if (isa_supported(Isa::Avx512Vnni) && amx_usable()) kernels.push_back({"amx", packed_dot_amx});
+      for (const auto& [name, kernel] : kernels) {
+        std::vector<float> got(expected.size());
+        for (int64_t first = 0; first < rows; first += 16) {  // one tile per call, as threads split them
+          PackedDotTask task = all;
+          task.row_begin = first;
+          task.row_end = std::min(rows, first + 16);
+          task.y = got.data();
+          kernel(task);
+        }
+        ASSERT_EQ(got, expected) << name << " " << dtype_name(type) << " cols " << cols;
+        for (int64_t t0 : {int64_t(0), int64_t(7), int64_t(16)})
+          for (int64_t n : {int64_t(1), int64_t(3), int64_t(16), int64_t(25)}) {
+            if (t0 + n > n_tokens) continue;
+            std::vector<float> part(size_t(n * rows));
+            PackedDotTask task = all;
+            task.acts += t0 * n_blocks;
+            task.n_tokens = n;
+            task.y = part.data();
+            kernel(task);
+            ASSERT_EQ(0, std::memcmp(part.data(), expected.data() + t0 * rows, part.size() * sizeof(float)))
+                << name << " " << dtype_name(type) << " tokens " << t0 << "+" << n;
+          }
+      }
+
+      // Through matmul: every ISA gives the reference's bits; the unpacked kernels agree up to rounding.
       ThreadPool pool(2);
       MatmulScratch scratch;
-      std::vector<float> plain(size_t(max_tokens * rows)), fast(plain.size()), alone(static_cast<size_t>(rows));
-      const MatmulJob plain_job{{type, w.data(), rows, cols}, plain.data()};
-      const MatmulJob fast_job{{type, packed.data(), rows, cols, true}, fast.data()};
-      matmul(std::span(&plain_job, 1), x.data(), max_tokens, pool, scratch, Isa::Avx512Vnni);
-      matmul(std::span(&fast_job, 1), x.data(), max_tokens, pool, scratch, Isa::Avx512Vnni);
-      for (size_t i = 0; i < plain.size(); ++i) {
+      std::vector<Isa> isas{Isa::Scalar};
+      if (isa_supported(Isa::Avx512Vnni)) isas.push_back(Isa::Avx512Vnni);
+      for (Isa isa : isas) {
+        std::vector<float> fast(expected.size()), plain(expected.size());
+        const MatmulJob fast_job{{type, packed.data(), rows, cols, true}, fast.data()};
+        matmul(std::span(&fast_job, 1), x.data(), n_tokens, pool, scratch, isa);
+        ASSERT_EQ(fast, expected) << "matmul on " << isa_name(isa);
+        const MatmulJob plain_job{{type, w.data(), rows, cols}, plain.data()};
+        matmul(std::span(&plain_job, 1), x.data(), n_tokens, pool, scratch, isa);
         double magnitude = 0;
         for (int64_t c = 0; c < cols; ++c) magnitude += std::fabs(double(x[size_t(c)]));
-        ASSERT_NEAR(fast[i], plain[i], 1e-5 * magnitude * 0.05 + 1e-4) << dtype_name(type) << " cols " << cols << " at " << i;
+        for (size_t i = 0; i < plain.size(); ++i)
+          ASSERT_NEAR(fast[i], plain[i], 1e-5 * magnitude * 0.05 + 1e-4) << dtype_name(type) << " cols " << cols << " at " << i;
       }
-      for (int64_t t = 0; t < max_tokens; ++t) {
-        const MatmulJob one{{type, packed.data(), rows, cols, true}, alone.data()};
-        matmul(std::span(&one, 1), x.data() + t * cols, 1, pool, scratch, Isa::Avx512Vnni);
-        for (int64_t r = 0; r < rows; ++r)
-          ASSERT_EQ(alone[size_t(r)], fast[size_t(t * rows + r)]) << dtype_name(type) << " token " << t << " row " << r;
-      }
-      // Another ISA reads packed rows through the dequantizing f32 fallback: the reference's result.
-      std::vector<float> fallback(plain.size()), exact(plain.size());
-      const MatmulJob slow_job{{type, packed.data(), rows, cols, true}, fallback.data()};
-      matmul(std::span(&slow_job, 1), x.data(), max_tokens, pool, scratch, Isa::Scalar);
-      ref::matmul({type, w.data(), rows, cols}, x.data(), max_tokens, exact.data());
-      for (size_t i = 0; i < plain.size(); ++i) ASSERT_NEAR(fallback[i], exact[i], 1e-4 * std::fabs(exact[i]) + 1e-4);
     }
   }
 }

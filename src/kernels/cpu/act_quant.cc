@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "core/fp16.h"
+#include "kernels/cpu/isa.h"
 
 namespace ridge::cpu {
 
-void quantize_activations(const float* x, int64_t n, ActBlock* out) {
+void quantize_activations_scalar(const float* x, int64_t n, ActBlock* out) {
   for (int64_t b = 0; b < n / kActBlock; ++b, x += kActBlock) {
     float amax = 0.0f;
     for (int i = 0; i < kActBlock; ++i) amax = std::fmax(amax, std::fabs(x[i]));
@@ -18,9 +19,16 @@ void quantize_activations(const float* x, int64_t n, ActBlock* out) {
       out[b].q[i] = int8_t(q);
       sum += q;
     }
+    out[b].sum = sum;
     out[b].d = f16_to_f32(f32_to_f16(d));
     out[b].s = f16_to_f32(f32_to_f16(d * float(sum)));
   }
+}
+
+void quantize_activations(const float* x, int64_t n, ActBlock* out) {
+  static const bool wide = active_isa() == Isa::Avx512Vnni;
+  if (wide) return quantize_activations_avx512(x, n, out);
+  quantize_activations_scalar(x, n, out);
 }
 
 }  // namespace ridge::cpu

@@ -12,11 +12,14 @@ inline constexpr int64_t kActBlock = 32;
 struct ActBlock {
   float d;      // scale, rounded to f16: x ≈ d * q
   float s;      // (amax/127) * Σq rounded to f16 (Q8_1's s)
+  int32_t sum;  // Σq, exact (the packed kernels' Q4_0 and Q8_0 offsets)
   int8_t q[32];
 };
-static_assert(sizeof(ActBlock) == 40);
+static_assert(sizeof(ActBlock) == 44);
 
-// x: (n) f32, n a multiple of 32 -> out: (n / 32) blocks.
-void quantize_activations(const float* x, int64_t n, ActBlock* out);
+// x: (n) f32, n a multiple of 32 -> out: (n / 32) blocks. Every variant gives the same bits.
+void quantize_activations(const float* x, int64_t n, ActBlock* out);  // the active ISA's
+void quantize_activations_scalar(const float* x, int64_t n, ActBlock* out);
+void quantize_activations_avx512(const float* x, int64_t n, ActBlock* out);  // AVX-512 F/BW CPUs only
 
 }  // namespace ridge::cpu

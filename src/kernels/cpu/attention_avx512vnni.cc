@@ -17,6 +17,24 @@
 
 namespace ridge::cpu {
 
+namespace {
+
+// out = Σ_j probs[j] · V_j over NV x 16 dimensions kept in registers, position by position.
+template <int NV>
+void weigh_values(const KvLayerView& kv, std::span<const BlockId> table, int64_t head_offset, const float* probs,
+                  int64_t n_seen, float* out_head) {
+  __m512 out[NV];
+  for (auto& o : out) o = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n_seen; ++j) {
+    const auto* v = reinterpret_cast<const __m256i*>(kv.value_row(table[size_t(j / kv.block_size)], j % kv.block_size) + head_offset);
+    const __m512 p = _mm512_set1_ps(probs[j]);
+    for (int i = 0; i < NV; ++i) out[i] = _mm512_add_ps(out[i], _mm512_mul_ps(p, _mm512_cvtph_ps(_mm256_loadu_si256(v + i))));
+  }
+  for (int i = 0; i < NV; ++i) _mm512_storeu_ps(out_head + 16 * i, out[i]);
+}
+
+}  // namespace
+
 void attend_f16_avx512(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                        const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
   constexpr int64_t kMaxHeadDim = 512;
@@ -60,11 +78,24 @@ void attend_f16_avx512(const ref::AttentionArgs& args, int64_t head, const float
   for (int64_t j = 0; j < n_seen; ++j) denom += double(scores[j] = std::exp(scores[j] - max_score));
   const float inv_denom = float(1.0 / denom);
 
+  // Probabilities rounded to f16 sixteen at a time (the hardware conversion rounds to nearest even,
+  // as f16_round does), then P·V with the output in registers for the common head sizes.
+  const __m512 inv = _mm512_set1_ps(inv_denom);
+  for (int64_t j = 0; j < n_seen; j += 16) {
+    const __mmask16 m = __mmask16(n_seen - j >= 16 ? 0xffff : (1u << (n_seen - j)) - 1);
+    const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, scores + j), inv);
+    _mm512_mask_storeu_ps(scores + j, m, _mm512_cvtph_ps(_mm512_cvtps_ph(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+  }
+  switch (n_vec) {
+    case 4: return weigh_values<4>(kv, table, head_offset, scores, n_seen, out_head);
+    case 8: return weigh_values<8>(kv, table, head_offset, scores, n_seen, out_head);
+    default: break;
+  }
   __m512 out[kMaxHeadDim / 16];
   for (int64_t i = 0; i < n_vec; ++i) out[i] = _mm512_setzero_ps();
   for (int64_t j = 0; j < n_seen; ++j) {
     const auto* v = reinterpret_cast<const __m256i*>(kv.value_row(table[size_t(j / kv.block_size)], j % kv.block_size) + head_offset);
-    const __m512 p = _mm512_set1_ps(f16_round(scores[j] * inv_denom));
+    const __m512 p = _mm512_set1_ps(scores[j]);
     for (int64_t i = 0; i < n_vec; ++i) out[i] = _mm512_add_ps(out[i], _mm512_mul_ps(p, _mm512_cvtph_ps(_mm256_loadu_si256(v + i))));
   }
   for (int64_t i = 0; i < n_vec; ++i) _mm512_storeu_ps(out_head + 16 * i, out[i]);

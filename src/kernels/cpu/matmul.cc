@@ -24,10 +24,18 @@ QuantDotFn quant_dot_for(Isa isa) {
 
 DotF32Fn dot_f32_for(Isa isa) { return isa == Isa::Scalar ? dot_f32_scalar : dot_f32_avx2; }
 
-// Rows handed to a thread at a time: enough to amortise the loop, few enough to balance small matrices.
+// Rows handed to a thread at a time: enough to amortise the loop, few enough to balance small
+// matrices; a packed matrix is handed out in whole tiles.
 constexpr int64_t kRowGrain = 8;
+int64_t unit_rows(const MatmulJob& job) { return job.w.packed ? kTileRows : kRowGrain; }
 
-int packed_slot(DType type) { return type == DType::Q4_0 ? 0 : type == DType::Q4_1 ? 1 : 2; }
+using PackedDotFn = void (*)(const PackedDotTask&);
+// AMX pays off once a tile of tokens is nearly full; every choice gives the same bits.
+constexpr int64_t kAmxMinTokens = 16;
+PackedDotFn packed_dot_for(Isa isa, int64_t n_tokens) {
+  if (isa != Isa::Avx512Vnni) return packed_dot_scalar;
+  return n_tokens >= kAmxMinTokens && amx_usable() ? packed_dot_amx : packed_dot_avx512vnni;
+}
 
 }  // namespace
 
@@ -35,65 +43,50 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
             Isa isa) {
   if (jobs.empty() || n_tokens == 0) return;
   const int64_t cols = jobs[0].w.cols;
-  int64_t total_rows = 0;
+  int64_t total_units = 0;
   bool any_quant = false;
-  bool packed_types[3] = {false, false, false};
   for (const auto& job : jobs) {
     if (job.w.cols != cols) fail("matmul jobs disagree on the input width ({} vs {})", job.w.cols, cols);
     if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
-    total_rows += job.w.rows;
-    any_quant = any_quant || quant_dot_supported(job.w.type);
-    if (job.w.packed) packed_types[packed_slot(job.w.type)] = true;
+    total_units += (job.w.rows + unit_rows(job) - 1) / unit_rows(job);
+    any_quant = any_quant || quant_dot_supported(job.w.type) || job.w.packed;
   }
   const int64_t n_blocks = cols / kActBlock;
-  // Activations quantized once per call and, for packed weights, regrouped to match: both per token,
-  // in the same parallel pass.
-  const int64_t n_groups = packed_groups(cols);
-  for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
-    if (packed_types[packed_slot(type)]) scratch.packed[packed_slot(type)].resize(size_t(n_tokens * n_groups));
-  if (any_quant) {
+  if (any_quant) {  // activations quantized once per call, a token per part
     scratch.acts.resize(size_t(n_tokens * n_blocks));
     ActBlock* acts = scratch.acts.data();
     pool.parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) {
-        quantize_activations(x + t * cols, cols, acts + t * n_blocks);
-        for (DType type : {DType::Q4_0, DType::Q4_1, DType::Q8_0})
-          if (packed_types[packed_slot(type)])
-            pack_activations(type, acts + t * n_blocks, n_blocks, scratch.packed[packed_slot(type)].data() + t * n_groups);
-      }
+      for (int64_t t = begin; t < end; ++t) quantize_activations(x + t * cols, cols, acts + t * n_blocks);
     });
   }
   scratch.rows.resize(size_t(pool.size()));
   const QuantDotFn quant_dot = quant_dot_for(isa);
   const DotF32Fn dot_f32 = dot_f32_for(isa);
+  const PackedDotFn packed_dot = packed_dot_for(isa, n_tokens);
 
   pool.run([&](int thread, int n_threads) {
-    const Range mine = split_range(total_rows, kRowGrain, thread, n_threads);
-    int64_t job_start = 0;  // first global row of the current job
+    const Range mine = split_range(total_units, 1, thread, n_threads);
+    int64_t job_start = 0;  // first global unit of the current job
     for (const auto& job : jobs) {
-      const int64_t begin = std::max(mine.begin, job_start) - job_start;
-      const int64_t end = std::min(mine.end, job_start + job.w.rows) - job_start;
-      job_start += job.w.rows;
+      const int64_t unit = unit_rows(job), job_units = (job.w.rows + unit - 1) / unit;
+      const int64_t begin = (std::max(mine.begin, job_start) - job_start) * unit;
+      const int64_t end = std::min((std::min(mine.end, job_start + job_units) - job_start) * unit, job.w.rows);
+      job_start += job_units;
       if (begin >= end) continue;
       const auto* w = static_cast<const uint8_t*>(job.w.data);
-      const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
-      if (job.w.packed && isa == Isa::Avx512Vnni) {
-        packed_dot_avx512vnni({job.w.type, w, row_bytes, n_blocks, begin, end,
-                               scratch.packed[packed_slot(job.w.type)].data(), n_tokens, job.y, job.w.rows});
+      if (job.w.packed) {
+        packed_dot({job.w.type, w, job.w.rows, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
         continue;
       }
-      if (quant_dot_supported(job.w.type) && !job.w.packed) {
+      const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
+      if (quant_dot_supported(job.w.type)) {
         quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
         continue;
       }
       auto& row = scratch.rows[size_t(thread)];
       row.resize(size_t(cols));
       for (int64_t r = begin; r < end; ++r) {
-        if (job.w.packed) {
-          dequantize_packed_row(job.w.type, w + r * row_bytes, row.data(), cols);
-        } else {
-          ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
-        }
+        ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
         for (int64_t t = 0; t < n_tokens; ++t) job.y[t * job.w.rows + r] = dot_f32(row.data(), x + t * cols, cols);
       }
     }

@@ -24,7 +24,6 @@ struct MatmulJob {
 struct MatmulScratch {
   std::vector<ActBlock> acts;               // (n_tokens, cols / 32)
   std::vector<std::vector<float>> rows;     // per thread: one dequantized weight row
-  std::vector<PackedActGroup> packed[3];    // (n_tokens, groups) for packed Q4_0, Q4_1, Q8_0 weights
 };
 
 // Every job must have the same cols (they share x: (n_tokens, cols)).

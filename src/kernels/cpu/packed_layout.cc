@@ -1,6 +1,7 @@
 #include "kernels/cpu/packed_layout.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace {
 // Bytes of a block's scale (+ minimum) header and of its quants.
 struct BlockParts {
   int64_t header, quants;
+  int64_t bytes() const { return header + quants; }
 };
 BlockParts parts_of(DType type) {
   switch (type) {
@@ -24,65 +26,122 @@ BlockParts parts_of(DType type) {
   }
 }
 
+// Where row `row` lives: its tile's first byte, the tile's row count and the row's lane.
+struct TileSpot {
+  int64_t offset, lanes, lane;
+};
+TileSpot spot_of(int64_t rows, int64_t row_bytes, int64_t row) {
+  const int64_t first = row / kTileRows * kTileRows;
+  return {first * row_bytes, std::min(kTileRows, rows - first), row - first};
+}
+
+// Value v (0..31) of a GGUF Q4 block's quants: low nibbles hold 0..15, high nibbles 16..31.
+uint8_t q4_value(const uint8_t* qs, int v) { return v < 16 ? qs[v] & 0x0f : qs[v - 16] >> 4; }
+
+// One block of `lanes` rows: GGUF blocks -> the tile's block (pack) or back (unpack, one lane).
+void pack_block(DType type, const uint8_t* const* src_blocks, int64_t lanes, uint8_t* dst) {
+  const BlockParts p = parts_of(type);
+  uint8_t* quants = dst + p.header * lanes;
+  for (int64_t n = 0; n < lanes; ++n) {
+    const uint8_t* block = src_blocks[n];
+    std::memcpy(dst + 2 * n, block, 2);
+    if (type == DType::Q4_1) std::memcpy(dst + 2 * lanes + 2 * n, block + 2, 2);
+    const uint8_t* qs = block + p.header;
+    if (type == DType::Q8_0) {
+      for (int c = 0; c < 8; ++c)
+        for (int j = 0; j < 4; ++j) quants[c * 4 * lanes + 4 * n + j] = uint8_t(qs[4 * c + j] ^ 0x80);
+    } else {
+      for (int c = 0; c < 4; ++c)
+        for (int j = 0; j < 4; ++j)
+          quants[c * 4 * lanes + 4 * n + j] = uint8_t(q4_value(qs, 8 * c + j) | q4_value(qs, 8 * c + 4 + j) << 4);
+    }
+  }
+}
+
+void unpack_block(DType type, const uint8_t* src, int64_t lanes, int64_t lane, uint8_t* block) {
+  const BlockParts p = parts_of(type);
+  std::memcpy(block, src + 2 * lane, 2);
+  if (type == DType::Q4_1) std::memcpy(block + 2, src + 2 * lanes + 2 * lane, 2);
+  const uint8_t* quants = src + p.header * lanes + 4 * lane;
+  uint8_t* qs = block + p.header;
+  if (type == DType::Q8_0) {
+    for (int c = 0; c < 8; ++c)
+      for (int j = 0; j < 4; ++j) qs[4 * c + j] = uint8_t(quants[c * 4 * lanes + j] ^ 0x80);
+    return;
+  }
+  uint8_t values[32];
+  for (int c = 0; c < 4; ++c)
+    for (int j = 0; j < 4; ++j) {
+      const uint8_t byte = quants[c * 4 * lanes + j];
+      values[8 * c + j] = byte & 0x0f;
+      values[8 * c + 4 + j] = byte >> 4;
+    }
+  for (int i = 0; i < 16; ++i) qs[i] = uint8_t(values[i] | values[i + 16] << 4);
+}
+
 }  // namespace
 
 bool packable(DType type) { return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0; }
 
 void pack_rows(DType type, void* data, int64_t rows, int64_t cols) {
   const BlockParts p = parts_of(type);
-  const int64_t block_bytes = p.header + p.quants, n_blocks = cols / kActBlock;
-  const int64_t row_bytes = n_blocks * block_bytes;
-  std::vector<uint8_t> row(static_cast<size_t>(row_bytes));
-  for (int64_t r = 0; r < rows; ++r) {
-    uint8_t* dst = static_cast<uint8_t*>(data) + r * row_bytes;
-    std::memcpy(row.data(), dst, size_t(row_bytes));
-    for (int64_t g0 = 0; g0 < n_blocks; g0 += kPackGroup) {
-      const int64_t n = std::min(kPackGroup, n_blocks - g0);
-      for (int64_t k = 0; k < n; ++k) {
-        const uint8_t* block = row.data() + (g0 + k) * block_bytes;
-        std::memcpy(dst + 2 * k, block, 2);                                          // d
-        if (type == DType::Q4_1) std::memcpy(dst + 2 * n + 2 * k, block + 2, 2);     // m
-        std::memcpy(dst + n * (p.header) + k * p.quants, block + p.header, size_t(p.quants));
-      }
-      dst += n * block_bytes;
+  const int64_t n_blocks = cols / kActBlock, row_bytes = n_blocks * p.bytes();
+  std::vector<uint8_t> tile(static_cast<size_t>(kTileRows * row_bytes));
+  for (int64_t first = 0; first < rows; first += kTileRows) {
+    const int64_t lanes = std::min(kTileRows, rows - first);
+    uint8_t* dst = static_cast<uint8_t*>(data) + first * row_bytes;
+    std::memcpy(tile.data(), dst, size_t(lanes * row_bytes));
+    const uint8_t* blocks[kTileRows];
+    for (int64_t b = 0; b < n_blocks; ++b) {
+      for (int64_t n = 0; n < lanes; ++n) blocks[n] = tile.data() + n * row_bytes + b * p.bytes();
+      pack_block(type, blocks, lanes, dst + b * lanes * p.bytes());
     }
   }
 }
 
-void dequantize_packed_row(DType type, const void* row, float* out, int64_t cols) {
+void unpack_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, uint8_t* gguf_row) {
   const BlockParts p = parts_of(type);
-  const int64_t block_bytes = p.header + p.quants, n_blocks = cols / kActBlock;
-  const auto* src = static_cast<const uint8_t*>(row);
-  uint8_t block[34];
-  for (int64_t g0 = 0; g0 < n_blocks; g0 += kPackGroup) {
-    const int64_t n = std::min(kPackGroup, n_blocks - g0);
-    for (int64_t k = 0; k < n; ++k) {
-      std::memcpy(block, src + 2 * k, 2);
-      if (type == DType::Q4_1) std::memcpy(block + 2, src + 2 * n + 2 * k, 2);
-      std::memcpy(block + p.header, src + n * p.header + k * p.quants, size_t(p.quants));
-      ref::dequantize_row(type, block, out + (g0 + k) * kActBlock, kActBlock);
-    }
-    src += n * block_bytes;
-  }
+  const int64_t n_blocks = cols / kActBlock, row_bytes = n_blocks * p.bytes();
+  const TileSpot s = spot_of(rows, row_bytes, row);
+  const uint8_t* tile = static_cast<const uint8_t*>(matrix) + s.offset;
+  for (int64_t b = 0; b < n_blocks; ++b)
+    unpack_block(type, tile + b * s.lanes * p.bytes(), s.lanes, s.lane, gguf_row + b * p.bytes());
 }
 
-void pack_activations(DType type, const ActBlock* blocks, int64_t n_blocks, PackedActGroup* out) {
-  const bool nibble_order = type != DType::Q8_0;
-  for (int64_t g = 0; g * kPackGroup < n_blocks; ++g) {
-    PackedActGroup& group = out[g];
-    std::memset(&group, 0, sizeof group);
-    for (int64_t k = 0; k < kPackGroup && g * kPackGroup + k < n_blocks; ++k) {
-      const ActBlock& a = blocks[g * kPackGroup + k];
-      if (nibble_order) {
-        std::memcpy(group.q + 16 * k, a.q, 16);
-        std::memcpy(group.q + 64 + 16 * k, a.q + 16, 16);
-      } else {
-        std::memcpy(group.q + 32 * k, a.q, 32);
+void dequantize_packed_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, float* out) {
+  thread_local std::vector<uint8_t> gguf_row;
+  gguf_row.resize(size_t(dtype_row_bytes(type, cols)));
+  unpack_row(type, matrix, rows, cols, row, gguf_row.data());
+  ref::dequantize_row(type, gguf_row.data(), out, cols);
+}
+
+void packed_dot_scalar(const PackedDotTask& task) {
+  const BlockParts p = parts_of(task.type);
+  const int64_t row_bytes = task.n_blocks * p.bytes();
+  std::vector<uint8_t> row(static_cast<size_t>(row_bytes));
+  for (int64_t r = task.row_begin; r < task.row_end; ++r) {
+    unpack_row(task.type, task.w, task.rows, task.n_blocks * kActBlock, r, row.data());
+    for (int64_t t = 0; t < task.n_tokens; ++t) {
+      float acc = 0.0f;
+      for (int64_t b = 0; b < task.n_blocks; ++b) {
+        const uint8_t* block = row.data() + b * p.bytes();
+        const ActBlock& a = task.acts[t * task.n_blocks + b];
+        const uint8_t* qs = block + p.header;
+        int32_t dot = 0;
+        for (int i = 0; i < 32; ++i) {
+          const int32_t w = task.type == DType::Q8_0   ? int8_t(qs[i])
+                            : task.type == DType::Q4_0 ? q4_value(qs, i) - 8
+                                                       : q4_value(qs, i);
+          dot += w * a.q[i];
+        }
+        uint16_t d, m;
+        std::memcpy(&d, block, 2);
+        std::memcpy(&m, block + 2, 2);
+        const float dw = f16_to_f32(d);
+        acc = std::fma(float(dot), dw * a.d, acc);
+        if (task.type == DType::Q4_1) acc = std::fma(f16_to_f32(m), a.s, acc);
       }
-      group.d[k] = a.d;
-      int32_t sum = 0;
-      for (int8_t q : a.q) sum += q;
-      group.s[k] = type == DType::Q4_1 ? a.s : a.d * float(sum);
+      task.y[t * task.y_stride + r] = acc;
     }
   }
 }

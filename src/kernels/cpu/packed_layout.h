@@ -1,13 +1,23 @@
 #pragma once
-// A kernel-friendly layout for Q4_0, Q4_1 and Q8_0 rows, made once at load: each row's blocks are
-// regrouped four at a time as [4 f16 scales][4 f16 minimums (Q4_1)][the 4 blocks' quants], so one
-// 512-bit load brings four blocks' quants and one 64-bit load their scales. A row keeps its byte
-// size (a last group of 1-3 blocks has the same shape, shorter), so rows are still rows and a
-// matrix can be repacked in place.
+// A kernel-friendly layout for Q4_0, Q4_1 and Q8_0 matrices, made once at load: rows are
+// interleaved sixteen at a time, block by block, in the layout of a VNNI / AMX "B" operand, so one
+// 512-bit register holds four consecutive values of one block for sixteen rows, a dword-broadcast
+// activation dots all sixteen rows at once, and every lane ends a block with that row's exact
+// integer block sum (no horizontal reductions, and AMX tiles read the same bytes).
 //
-// The activations are packed to match, 4 blocks per group: for 4-bit weights the low and high
-// 16 values of the 4 blocks side by side (so the nibbles need no shuffling), for Q8_0 the 4 blocks
-// in order; then the 4 block scales and the 4 scaled block sums (the Q4 offsets enter through them).
+// A tile of L rows (16, or fewer in the last tile) stores, for each 32-value block in order:
+//   [L f16 scales][L f16 minimums (Q4_1)][quants]
+// Q4 quants: 4 chunks of 4L bytes; chunk c, lane n, byte j holds value 8c+j of row n in its low
+// nibble and value 8c+4+j in its high nibble. Q8_0 quants: 8 chunks of 4L bytes; chunk c, lane n,
+// byte j holds value 4c+j of row n plus 128 (unsigned, for the u8 x s8 dot instructions).
+// A tile has exactly the bytes of its rows, so a matrix is repacked in place.
+//
+// The arithmetic every packed kernel performs, bit for bit, for a weight row r and a token t:
+//   acc = 0; for each block b in order:
+//     I   = Σ w_q · a_q                      (exact int32; w_q = q - 8 for Q4_0, q for Q4_1 and Q8_0)
+//     acc = fma(float(I), d_w · d_a, acc)
+//     acc = fma(m_w, s_a, acc)               (Q4_1 only: the minimum times the activation's scaled sum)
+// so a token's result never depends on how many tokens or rows a kernel handles at once.
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -15,39 +25,44 @@
 
 namespace ridge::cpu {
 
-inline constexpr int64_t kPackGroup = 4;
+inline constexpr int64_t kTileRows = 16;
 
 bool packable(DType type);  // Q4_0, Q4_1, Q8_0
 
-// In place: every row of `rows` rows of `cols` values is regrouped as above.
-void pack_rows(DType type, void* data, int64_t rows, int64_t cols);
-// One packed row back to f32 (the embedding lookup of a packed tied matrix; tests).
-void dequantize_packed_row(DType type, const void* row, float* out, int64_t cols);
-
-// Activations for the packed kernels: one group of four 32-value blocks.
-struct PackedActGroup {
-  int8_t q[128];  // 4-bit weights: [b0..b3 values 0..15][b0..b3 values 16..31]; Q8_0: b0, b1, b2, b3
-  float d[4];     // block scales (0 for the padding blocks of a last group)
-  float s[4];     // scale x block sum: Q4_1 as ActBlock::s (llama.cpp's f16-rounded Q8_1 sum), Q4_0 exact
+// Byte sizes of one block of a packable type: its scale (+ minimum) header, all of it, and one
+// block of a full tile of sixteen rows.
+template <DType T>
+struct PackedGeometry {
+  static constexpr int64_t header = T == DType::Q4_1 ? 4 : 2;
+  static constexpr int64_t block_bytes = header + (T == DType::Q8_0 ? 32 : 16);
+  static constexpr int64_t tile_block_bytes = kTileRows * block_bytes;
 };
-static_assert(sizeof(PackedActGroup) == 160);
 
-inline int64_t packed_groups(int64_t cols) { return (cols / kActBlock + kPackGroup - 1) / kPackGroup; }
-// One token's blocks (cols / 32 of them) regrouped for weights of `type`.
-void pack_activations(DType type, const ActBlock* blocks, int64_t n_blocks, PackedActGroup* out);
+// In place: every tile of `rows` rows of `cols` values is interleaved as above.
+void pack_rows(DType type, void* data, int64_t rows, int64_t cols);
+// Row `row` of a packed matrix back to its GGUF blocks (the device upload; tests).
+void unpack_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, uint8_t* gguf_row);
+// Row `row` of a packed matrix to f32 (the embedding lookup of a packed tied matrix).
+void dequantize_packed_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, float* out);
 
-// y[t * y_stride + r] = dot(packed weight row r, token t) for r in [row_begin, row_end).
+// y[t * y_stride + r] = dot(packed weight row r, token t) for r in [row_begin, row_end), where
+// row_begin is a multiple of kTileRows and row_end is one too or the matrix's last row.
 struct PackedDotTask {
   DType type;
-  const uint8_t* w;  // packed rows
-  int64_t row_bytes;
+  const uint8_t* w;  // the packed matrix
+  int64_t rows;      // of the whole matrix
   int64_t n_blocks;  // 32-value blocks per row
   int64_t row_begin, row_end;
-  const PackedActGroup* acts;  // (n_tokens, packed_groups(cols))
+  const ActBlock* acts;  // (n_tokens, n_blocks)
   int64_t n_tokens;
   float* y;
   int64_t y_stride;
 };
+// The naive reference of the arithmetic above (tests; other CPUs reading a packed matrix).
+void packed_dot_scalar(const PackedDotTask& task);
 void packed_dot_avx512vnni(const PackedDotTask& task);
+// AMX tiles for many tokens; falls back to the VNNI kernel for few. Bit-identical to both.
+void packed_dot_amx(const PackedDotTask& task);
+bool amx_usable();  // the CPU has AMX-INT8 and the kernel granted this process the tile state
 
 }  // namespace ridge::cpu
