@@ -40,6 +40,7 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
   if (c.block_size <= 0 || c.block_size > 1024) fail("--block-size must be in 1..1024, got {}", c.block_size);
   if (c.max_num_seqs <= 0) fail("--max-num-seqs must be positive, got {}", c.max_num_seqs);
   if (c.max_batched_tokens <= 0) fail("--max-batched-tokens must be positive, got {}", c.max_batched_tokens);
+  if (c.prefill_chunk < 0) fail("--prefill-chunk must be 0 or positive, got {}", c.prefill_chunk);
   const KvLayout layout{s.n_layer, s.n_head_kv, s.head_dim, c.block_size, 1, c.kv_dtype};
   KvMemoryInputs in{layout.bytes_per_token_per_layer(), s.n_layer, c.kv_memory_bytes, c.block_size, c.n_ctx};
   if (c.kv_memory_bytes <= 0) {
@@ -77,7 +78,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   config_ = resolve(model, config, memory_plan_);
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
   scheduler_ = std::make_unique<Scheduler>(
-      SchedulerConfig{config_.max_batched_tokens, config_.max_num_seqs, config_.priorities}, *kv_);
+      SchedulerConfig{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities}, *kv_);
   forward_ = make_paged_forward(model, {config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
                                         memory_plan_.n_blocks, config_.n_ctx});
   runner_ = std::make_unique<BatchRunner>(*forward_);

@@ -43,6 +43,7 @@ struct EngineConfig {
   KvDtype kv_dtype = KvDtype::F16;
   bool prefix_caching = true;
   int64_t max_batched_tokens = 512;  // tokens per step (chunked prefill splits longer prompts)
+  int64_t prefill_chunk = 64;        // prompt tokens per step while others decode (0: max_batched_tokens)
   int32_t max_num_seqs = 64;         // running sequences at once
   bool priorities = false;
   int64_t max_waiting = 1024;        // submit() refuses more queued requests (back-pressure)

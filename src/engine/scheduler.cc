@@ -48,6 +48,8 @@ StepPlan Scheduler::schedule() {
   StepPlan plan;
   int64_t budget = config_.max_batched_tokens;
   schedule_running(/*decodes=*/true, plan, budget);
+  if (plan.n_tokens > 0 && config_.prefill_tokens_while_decoding > 0)
+    budget = std::min(budget, config_.prefill_tokens_while_decoding);
   schedule_running(/*decodes=*/false, plan, budget);
   if (plan.preempted.empty()) admit_waiting(plan, budget);  // no admissions while memory is short
   in_flight_ = plan.requests;

@@ -4,8 +4,8 @@
 // every request min(tokens it lacks, budget left) positions. So a prefill, a prefill chunk, a
 // decode, a prefix hit (computed starts above zero) and a recompute after preemption are one path.
 //
-// Order within a step: running decodes, then running prefills (chunked to the budget), then new
-// admissions in arrival order (or priority, then arrival). When the KV manager cannot hold a
+// Order within a step: running decodes, then running prefills (chunked to the budget, and to a
+// smaller one when the step decodes), then new admissions in arrival order (or priority, then arrival). When the KV manager cannot hold a
 // request's tokens, the newest running request (lowest priority first, when priorities are on) is
 // preempted: its blocks are freed and it waits to be recomputed.
 #include <cstdint>
@@ -22,6 +22,9 @@ namespace ridge {
 
 struct SchedulerConfig {
   int64_t max_batched_tokens = 2048;  // tokens per step, over all requests
+  // Prompt tokens per step while some request decodes (0: no separate limit), so a long prompt is
+  // prefilled in small chunks and the decodes' inter-token latency stays bounded.
+  int64_t prefill_tokens_while_decoding = 0;
   int32_t max_num_seqs = 64;          // running requests at once
   bool priorities = false;            // off: first come, first served
 };

@@ -175,20 +175,72 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, const T
   });
   const KvLayerView kv = store.layer(l);
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, 1.0f / std::sqrt(float(s.head_dim))};
-  const int64_t max_seen = *std::max_element(positions_.begin(), positions_.end()) + 1;
-  scores_.resize(size_t(pool_->size() * max_seen));
-  pool_->run([&](int thread, int n_threads) {
-    const Range pairs = split_range(n * s.n_head, 1, thread, n_threads);  // (token, head) pairs
-    for (int64_t i = pairs.begin; i < pairs.end; ++i) {
-      const int64_t t = i / s.n_head, h = i % s.n_head;
-      const int64_t offset = (t * s.n_head + h) * s.head_dim;
-      cpu::attention_head_paged(args, h, q_.data() + offset, positions_[size_t(t)], kv, blocks_of(t),
-                                scores_.data() + thread * max_seen, attn_.data() + offset);
-    }
-  });
+  attend(args, kv, n, [&](int64_t t) { return blocks_of(t); });
 
   matmul({job(layer.wo, proj_.data())}, attn_.data(), n);
   add_into(x_.data(), proj_.data(), n * s.n_embd);
+}
+
+// Attention of every (token, KV group) over its history, tile by tile (kernels/cpu/attention.h).
+// Many tokens (prefill): each (token, KV group) is one part, its tiles computed in order into the
+// thread's partials and merged. Few tokens over long histories (decode): the tiles themselves are
+// the parts (flash-decoding), then a second pass merges each (token, KV group). Same bits either way.
+void LlamaForward::attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n,
+                          const std::function<std::span<const BlockId>(int64_t)>& blocks_of) {
+  const int64_t group = args.n_heads / args.n_kv_heads, dim = args.head_dim;
+  const int64_t part = cpu::attention_partial_floats(args, group);
+  const int64_t n_threads = pool_->size(), n_pairs = n * args.n_kv_heads;
+  const int32_t max_position = *std::max_element(positions_.begin(), positions_.end());
+  const int64_t max_tiles = cpu::attention_tiles(max_position);
+  scores_.resize(size_t(n_threads * group * cpu::kAttentionTile));
+  auto query = [&](int64_t t, int64_t kv_head) {
+    return cpu::AttentionQuery{q_.data() + (t * args.n_heads + kv_head * group) * dim, kv_head * group, group,
+                               positions_[size_t(t)]};
+  };
+  auto out_of = [&](int64_t t, int64_t kv_head) { return attn_.data() + (t * args.n_heads + kv_head * group) * dim; };
+
+  if (max_tiles == 1 || n_pairs >= 2 * n_threads) {
+    partials_.resize(size_t(n_threads * max_tiles * part));
+    pool_->run([&](int thread, int n_parts) {
+      float* scores = scores_.data() + thread * group * cpu::kAttentionTile;
+      float* partials = partials_.data() + thread * max_tiles * part;
+      const Range pairs = split_range(n_pairs, 1, thread, n_parts);
+      for (int64_t i = pairs.begin; i < pairs.end; ++i) {
+        const int64_t t = i / args.n_kv_heads, kv_head = i % args.n_kv_heads;
+        const cpu::AttentionQuery q = query(t, kv_head);
+        const int64_t n_tiles = cpu::attention_tiles(q.position);
+        for (int64_t c = 0; c < n_tiles; ++c) cpu::attention_tile(args, q, c, kv, blocks_of(t), scores, partials + c * part);
+        cpu::attention_merge(args, group, partials, n_tiles, out_of(t, kv_head));
+      }
+    });
+    return;
+  }
+  tile_base_.resize(size_t(n + 1));
+  tile_base_[0] = 0;
+  for (int64_t t = 0; t < n; ++t)
+    tile_base_[size_t(t + 1)] = tile_base_[size_t(t)] + args.n_kv_heads * cpu::attention_tiles(positions_[size_t(t)]);
+  const int64_t n_items = tile_base_[size_t(n)];
+  partials_.resize(size_t(n_items * part));
+  pool_->run([&](int thread, int n_parts) {
+    float* scores = scores_.data() + thread * group * cpu::kAttentionTile;
+    const Range items = split_range(n_items, 1, thread, n_parts);
+    int64_t t = 0;
+    for (int64_t i = items.begin; i < items.end; ++i) {
+      while (tile_base_[size_t(t + 1)] <= i) ++t;
+      const int64_t n_tiles = cpu::attention_tiles(positions_[size_t(t)]);
+      const int64_t within = i - tile_base_[size_t(t)], kv_head = within / n_tiles, c = within % n_tiles;
+      cpu::attention_tile(args, query(t, kv_head), c, kv, blocks_of(t), scores, partials_.data() + i * part);
+    }
+  });
+  pool_->run([&](int thread, int n_parts) {
+    const Range pairs = split_range(n_pairs, 1, thread, n_parts);
+    for (int64_t i = pairs.begin; i < pairs.end; ++i) {
+      const int64_t t = i / args.n_kv_heads, kv_head = i % args.n_kv_heads;
+      const int64_t n_tiles = cpu::attention_tiles(positions_[size_t(t)]);
+      const float* first = partials_.data() + (tile_base_[size_t(t)] + kv_head * n_tiles) * part;
+      cpu::attention_merge(args, group, first, n_tiles, out_of(t, kv_head));
+    }
+  });
 }
 
 void LlamaForward::ffn_block(const LayerWeights& layer, int64_t n) {

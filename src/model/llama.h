@@ -1,12 +1,14 @@
 #pragma once
 // The Llama-family forward pass (llama, mistral, qwen2): a plain loop over layers calling named kernels.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <vector>
 
 #include "core/thread_pool.h"
 #include "kernels/cpu/matmul.h"
+#include "kernels/ref/attention.h"
 #include "kv/kv_cache.h"
 #include "kv/kv_store.h"
 #include "model/token_batch.h"
@@ -38,13 +40,17 @@ class LlamaForward {
  private:
   void check(const TokenBatch& batch, const KvStore& store) const;
   void attention_block(const LayerWeights& layer, int64_t layer_index, const TokenBatch& batch, KvStore& store);
+  void attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n_tokens,
+              const std::function<std::span<const BlockId>(int64_t)>& blocks_of);
   void ffn_block(const LayerWeights& layer, int64_t n_tokens);
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens);
 
   const Model& model_;
   std::unique_ptr<ThreadPool> pool_;
   cpu::MatmulScratch matmul_scratch_;
-  std::vector<float> scores_;  // (n_threads, n_ctx) attention scores, one row per thread
+  std::vector<float> scores_;    // per thread: one attention tile's scores for a KV group's heads
+  std::vector<float> partials_;  // attention tiles' partial softmax results (kernels/cpu/attention.h)
+  std::vector<int64_t> tile_base_;  // per token: index of its first tile in partials_ (split mode)
   float rope_theta_scale_;
   std::vector<float> rope_freq_factors_;  // (rope_dim / 2) or empty
   // Activations for the current batch of tokens.

@@ -105,11 +105,11 @@ TEST(CudaAttention, PagedAttentionMatchesTheCpuKernel) {
       std::vector<float> q(size_t(n * c.heads * c.dim));
       for (auto& x : q) x = normal(rng);
       const ref::AttentionArgs args{c.heads, c.kv_heads, c.dim, 1.0f / std::sqrt(float(c.dim))};
-      std::vector<float> want(q.size()), scores(static_cast<size_t>(max_pos));
+      std::vector<float> want(q.size());
       for (int t = 0; t < n; ++t)
         for (int h = 0; h < c.heads; ++h)
           cpu::attention_head_paged(args, h, q.data() + (t * c.heads + h) * c.dim, positions[size_t(t)], host.layer(0),
-                                    tables[size_t(t % n_seqs)], scores.data(), want.data() + (t * c.heads + h) * c.dim);
+                                    tables[size_t(t % n_seqs)], want.data() + (t * c.heads + h) * c.dim);
       const DeviceBuffer dq = to_device(q), dpos = to_device(positions), doff = to_device(offsets), dtab = to_device(flat);
       for (const auto& [splits, size] : {std::pair{1, 1 << 30}, std::pair{5, 256}, std::pair{18, 64}}) {
         AttentionArgs a;

@@ -121,6 +121,38 @@ TEST(Scheduler, ChunkedPrefillKeepsTheBudgetAndNeverStarvesDecodes) {
   EXPECT_EQ(out[2], expected_output(2, 4, 50));
 }
 
+TEST(Scheduler, PrefillChunkWhileDecodingBoundsTheStep) {
+  Fixture f({.max_batched_tokens = 64, .prefill_tokens_while_decoding = 8, .max_num_seqs = 8},
+            {.n_blocks = 128, .block_size = 4});
+  f.sched.add({.id = 9, .prompt = iota_tokens(100), .max_new_tokens = 2});
+  StepPlan p = f.sched.schedule();  // nothing decodes yet: the whole budget goes to the prompt
+  ASSERT_EQ(p.requests.size(), 1u);
+  EXPECT_EQ(p.requests[0].n_tokens, 64);
+  run_step(f.sched, f.kv, f.config, p);
+  f.sched.abort(9);
+  for (RequestId id = 1; id <= 3; ++id) f.sched.add({.id = id, .prompt = iota_tokens(4, 100), .max_new_tokens = 40});
+  run_step(f.sched, f.kv, f.config, f.sched.schedule());  // three short prefills
+  f.sched.add({.id = 10, .prompt = iota_tokens(100, 500), .max_new_tokens = 2});  // no prefix shared with 9
+  int64_t long_done = 0;
+  for (int step = 0; step < 30 && long_done < 100; ++step) {
+    p = f.sched.schedule();
+    int64_t decodes = 0;
+    for (const ScheduledRequest& r : p.requests) {
+      if (r.id != 10) {
+        ++decodes;
+        continue;
+      }
+      EXPECT_EQ(r.n_tokens, std::min<int64_t>(8, 100 - long_done)) << "step " << step;
+      long_done += r.n_tokens;
+    }
+    EXPECT_EQ(decodes, 3);
+    run_step(f.sched, f.kv, f.config, p);
+  }
+  EXPECT_EQ(long_done, 100);
+  f.drain();
+  EXPECT_EQ(f.sched.counters().blocks_free, 128);
+}
+
 TEST(Scheduler, PrefixHitsSkipTheCachedPart) {
   Fixture f({.max_batched_tokens = 256, .max_num_seqs = 4}, {.n_blocks = 64, .block_size = 16});
   std::vector<int32_t> system = iota_tokens(48, 500);  // three full blocks

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -74,7 +75,7 @@ TEST(CpuAttention, PagedMatchesReferenceForEveryKvTypeOverAwkwardShapes) {
         for (int h = 0; h < c.heads; ++h) {
           ref::attention_head(args, h, q.data() + h * c.dim, position, kr.data(), vr.data(), c.n_kv, scores.data(),
                               expect.data());
-          attention_head_paged(args, h, q.data() + h * c.dim, position, store.layer(0), table, scores.data(), got.data());
+          attention_head_paged(args, h, q.data() + h * c.dim, position, store.layer(0), table, got.data());
           for (int d = 0; d < c.dim; ++d)
             ASSERT_NEAR(got[size_t(d)], expect[size_t(d)], 5e-3)
                 << kv_dtype_name(dtype) << " head " << h << " pos " << position << " n_kv " << c.n_kv;
@@ -130,15 +131,20 @@ TEST(Fp8, E4M3EncodesExactValuesAndSaturates) {
 namespace ridge::cpu {
 namespace {
 
-// The wide f16 kernel is the scalar one, bit for bit (same roundings, same order of every sum).
-TEST(CpuAttention, WideF16KernelIsBitIdenticalToTheScalarOne) {
+// The wide f16 tile is the scalar one, bit for bit (same roundings, same order of every sum), for
+// whole and partial tiles and any number of a group's heads at once; and a whole group at once
+// gives each head the bits it gets alone.
+TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOne) {
   if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.5f);
-  for (int dim : {16, 64, 128}) {
-    const int heads = 6, kv_heads = 2, n_kv = 77, block = 16;
-    KvStore store({1, kv_heads, dim, block, 5, KvDtype::F16});
-    const std::vector<BlockId> table = {3, 0, 4, 1, 2};
+  for (int dim : {16, 32, 64, 128}) {
+    const int heads = 10, kv_heads = 2, group = heads / kv_heads, n_kv = 600, block = 16;
+    const int n_blocks = (n_kv + block - 1) / block;
+    KvStore store({1, kv_heads, dim, block, n_blocks, KvDtype::F16});
+    std::vector<BlockId> table(static_cast<size_t>(n_blocks));
+    std::iota(table.begin(), table.end(), 0);
+    std::shuffle(table.begin(), table.end(), rng);
     std::vector<float> k(static_cast<size_t>(kv_heads * dim)), v(k.size()), q(static_cast<size_t>(heads * dim));
     for (int j = 0; j < n_kv; ++j) {
       for (auto* buf : {&k, &v})
@@ -147,13 +153,58 @@ TEST(CpuAttention, WideF16KernelIsBitIdenticalToTheScalarOne) {
     }
     for (auto& x : q) x = normal(rng);
     const ref::AttentionArgs args{heads, kv_heads, dim, 1.0f / std::sqrt(float(dim))};
-    std::vector<float> scores(static_cast<size_t>(n_kv)), wide(static_cast<size_t>(dim)), scalar(wide.size());
-    for (int h = 0; h < heads; ++h)
-      for (int32_t position : {0, 40, n_kv - 1}) {
-        attend_f16_avx512(args, h, q.data() + h * dim, position, store.layer(0), table, scores.data(), wide.data());
-        attention_head_reference_order(args, h, q.data() + h * dim, position, store.layer(0), table, scores.data(), scalar.data());
-        ASSERT_EQ(wide, scalar) << "dim " << dim << " head " << h << " position " << position;
-      }
+    const int64_t part = attention_partial_floats(args, group);
+    std::vector<float> scores(static_cast<size_t>(group * kAttentionTile)), wide(static_cast<size_t>(part)), scalar(wide.size());
+    for (int kv_head = 0; kv_head < kv_heads; ++kv_head)
+      for (int32_t position : {0, 15, 40, 255, 256, 300, n_kv - 1})
+        for (int64_t tile = 0; tile < attention_tiles(position); ++tile)
+          for (int n_heads : {1, 2, 3, 5}) {
+            const AttentionQuery query{q.data() + kv_head * group * dim, kv_head * group, n_heads, position};
+            const size_t used = size_t(attention_partial_floats(args, n_heads));
+            attention_tile_f16_avx512(args, query, tile, store.layer(0), table, scores.data(), wide.data());
+            attention_tile_reference_order(args, query, tile, store.layer(0), table, scores.data(), scalar.data());
+            ASSERT_EQ(0, std::memcmp(wide.data(), scalar.data(), used * sizeof(float)))
+                << "dim " << dim << " kv head " << kv_head << " position " << position << " tile " << tile << " heads " << n_heads;
+          }
+  }
+}
+
+// Merged tiles equal the reference attention within f16 rounding for long histories, and the
+// tiled result of one head is the same whether it is computed alone or with its group.
+TEST(CpuAttention, TilesMergeToTheReferenceOverLongHistories) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int heads = 4, kv_heads = 2, dim = 64, n_kv = 1100, block = 16;
+  const int n_blocks = (n_kv + block - 1) / block;
+  KvStore store({1, kv_heads, dim, block, n_blocks, KvDtype::F16});
+  std::vector<BlockId> table(static_cast<size_t>(n_blocks));
+  std::iota(table.begin(), table.end(), 0);
+  std::vector<float> k(static_cast<size_t>(kv_heads * dim)), v(k.size()), q(static_cast<size_t>(heads * dim));
+  for (int j = 0; j < n_kv; ++j) {
+    for (auto* buf : {&k, &v})
+      for (auto& x : *buf) x = normal(rng);
+    store.write(0, table[size_t(j / block)], j % block, k.data(), v.data());
+  }
+  for (auto& x : q) x = normal(rng) * 3.0f;
+  const std::vector<float> kr = decoded(store, table, n_kv, false), vr = decoded(store, table, n_kv, true);
+  const ref::AttentionArgs args{heads, kv_heads, dim, 1.0f / std::sqrt(float(dim))};
+  std::vector<float> scores(static_cast<size_t>(n_kv)), expect(static_cast<size_t>(dim)), alone(expect.size());
+  const int group = heads / kv_heads;
+  std::vector<float> tile_scores(static_cast<size_t>(group * kAttentionTile)), together(static_cast<size_t>(group * dim));
+  for (int32_t position : {255, 256, 700, n_kv - 1}) {
+    const int64_t n_tiles = attention_tiles(position);
+    std::vector<float> partials(static_cast<size_t>(n_tiles * attention_partial_floats(args, group)));
+    const AttentionQuery query{q.data(), 0, group, position};  // kv head 0's group
+    for (int64_t c = 0; c < n_tiles; ++c)
+      attention_tile(args, query, c, store.layer(0), table, tile_scores.data(),
+                     partials.data() + c * attention_partial_floats(args, group));
+    attention_merge(args, group, partials.data(), n_tiles, together.data());
+    for (int h = 0; h < group; ++h) {
+      ref::attention_head(args, h, q.data() + h * dim, position, kr.data(), vr.data(), n_kv, scores.data(), expect.data());
+      attention_head_paged(args, h, q.data() + h * dim, position, store.layer(0), table, alone.data());
+      for (int d = 0; d < dim; ++d) ASSERT_NEAR(alone[size_t(d)], expect[size_t(d)], 2e-3) << "position " << position;
+      ASSERT_EQ(0, std::memcmp(alone.data(), together.data() + h * dim, size_t(dim) * sizeof(float))) << "position " << position;
+    }
   }
 }
 

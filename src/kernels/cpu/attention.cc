@@ -71,38 +71,45 @@ struct RowReader {
 };
 
 template <KvDtype D>
-void attend(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position, const KvLayerView& kv,
-            std::span<const BlockId> table, float* scores, float* out_head) {
+void tile_reference(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile, const KvLayerView& kv,
+                    std::span<const BlockId> table, float* scores, float* partial) {
   constexpr int64_t kMaxHeadDim = 512;
   constexpr bool kScaled = D == KvDtype::FP8_E4M3 || D == KvDtype::INT8;
   constexpr bool kRoundProbs = D == KvDtype::F16 || D == KvDtype::BF16;  // an f16/bf16 kernel's P @ V
-  const int64_t kv_head = head / (args.n_heads / args.n_kv_heads);
-  const int64_t dim = args.head_dim, head_offset = kv_head * (kv.row_bytes / kv.n_kv_heads);  // bytes into a row
-  const int64_t n_seen = int64_t(position) + 1;
+  const int64_t dim = args.head_dim, group = args.n_heads / args.n_kv_heads;
+  const int64_t begin = tile * kAttentionTile, end = std::min<int64_t>(int64_t(query.position) + 1, begin + kAttentionTile);
   const RowReader<D> reader;
-  float q[kMaxHeadDim];
-  for (int64_t d = 0; d < dim; ++d) q[d] = D == KvDtype::F16 ? f16_to_f32(f32_to_f16(q_head[d])) : q_head[d];
+  for (int64_t i = 0; i < query.n_heads; ++i, partial += dim + 2) {
+    const int64_t kv_head = (query.first_head + i) / group;
+    const int64_t head_offset = kv_head * (kv.row_bytes / kv.n_kv_heads);  // bytes into a value row
+    const float* q_head = query.q + i * dim;
+    float q[kMaxHeadDim];
+    for (int64_t d = 0; d < dim; ++d) q[d] = D == KvDtype::F16 ? f16_to_f32(f32_to_f16(q_head[d])) : q_head[d];
 
-  float max_score = -INFINITY;
-  for (int64_t j = 0; j < n_seen; ++j) {
-    const BlockId block = table[size_t(j / kv.block_size)];
-    const int64_t slot = j % kv.block_size;
-    const float scale = kScaled ? kv.key_scales(block, slot)[kv_head] : 1.0f;
-    scores[j] = reader.dot(q, kv.key_head(block, kv_head) + slot * kv.elem_bytes, kv.block_size * kv.elem_bytes, scale, dim) *
-                args.scale;
-    max_score = std::max(max_score, scores[j]);
-  }
-  double denom = 0.0;  // summed in double and applied as one reciprocal, as llama.cpp's softmax does
-  for (int64_t j = 0; j < n_seen; ++j) denom += double(scores[j] = std::exp(scores[j] - max_score));
-  const float inv_denom = float(1.0 / denom);
-  std::fill(out_head, out_head + dim, 0.0f);
-  for (int64_t j = 0; j < n_seen; ++j) {
-    const BlockId block = table[size_t(j / kv.block_size)];
-    const int64_t slot = j % kv.block_size;
-    float p = scores[j] * inv_denom;
-    if constexpr (kRoundProbs) p = f16_to_f32(f32_to_f16(p));
-    const float scale = kScaled ? kv.value_scales(block, slot)[kv_head] : 1.0f;
-    reader.axpy(p, kv.value_row(block, slot) + head_offset, scale, dim, out_head);
+    float max_score = -INFINITY;
+    for (int64_t j = begin; j < end; ++j) {
+      const BlockId block = table[size_t(j / kv.block_size)];
+      const int64_t slot = j % kv.block_size;
+      const float scale = kScaled ? kv.key_scales(block, slot)[kv_head] : 1.0f;
+      scores[j - begin] =
+          reader.dot(q, kv.key_head(block, kv_head) + slot * kv.elem_bytes, kv.block_size * kv.elem_bytes, scale, dim) *
+          args.scale;
+      max_score = std::max(max_score, scores[j - begin]);
+    }
+    double sum = 0.0;  // summed in double, as llama.cpp's softmax does
+    for (int64_t j = begin; j < end; ++j) sum += double(scores[j - begin] = std::exp(scores[j - begin] - max_score));
+    float* out = partial + 2;
+    std::fill(out, out + dim, 0.0f);
+    for (int64_t j = begin; j < end; ++j) {
+      const BlockId block = table[size_t(j / kv.block_size)];
+      const int64_t slot = j % kv.block_size;
+      float p = scores[j - begin];
+      if constexpr (kRoundProbs) p = f16_to_f32(f32_to_f16(p));
+      const float scale = kScaled ? kv.value_scales(block, slot)[kv_head] : 1.0f;
+      reader.axpy(p, kv.value_row(block, slot) + head_offset, scale, dim, out);
+    }
+    partial[0] = max_score;
+    partial[1] = float(sum);
   }
 }
 
@@ -112,22 +119,53 @@ void store_f16(const float* x, int64_t n, uint16_t* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(x[i]);
 }
 
-void attention_head_reference_order(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
-                                    const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
-  attend<KvDtype::F16>(args, head, q_head, position, kv, table, scores, out_head);
+void attention_tile_reference_order(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile,
+                                    const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* partial) {
+  tile_reference<KvDtype::F16>(args, query, tile, kv, table, scores, partial);
+}
+
+void attention_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile, const KvLayerView& kv,
+                    std::span<const BlockId> table, float* scores, float* partial) {
+  static const bool wide = active_isa() == Isa::Avx512Vnni;
+  if (kv.dtype == KvDtype::F16 && wide && attention_tile_f16_avx512_fits(args, kv))
+    return attention_tile_f16_avx512(args, query, tile, kv, table, scores, partial);
+  switch (kv.dtype) {
+    case KvDtype::F16: return tile_reference<KvDtype::F16>(args, query, tile, kv, table, scores, partial);
+    case KvDtype::BF16: return tile_reference<KvDtype::BF16>(args, query, tile, kv, table, scores, partial);
+    case KvDtype::FP8_E4M3: return tile_reference<KvDtype::FP8_E4M3>(args, query, tile, kv, table, scores, partial);
+    case KvDtype::INT8: return tile_reference<KvDtype::INT8>(args, query, tile, kv, table, scores, partial);
+  }
+}
+
+void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles, float* out) {
+  const int64_t dim = args.head_dim, stride = attention_partial_floats(args, n_heads);
+  for (int64_t i = 0; i < n_heads; ++i, out += dim) {
+    const float* first = partials + i * (dim + 2);
+    float max_score = -INFINITY;
+    for (int64_t c = 0; c < n_tiles; ++c) max_score = std::max(max_score, first[c * stride]);
+    double sum = 0.0;
+    std::fill(out, out + dim, 0.0f);
+    for (int64_t c = 0; c < n_tiles; ++c) {
+      const float* part = first + c * stride;
+      const float weight = std::exp(part[0] - max_score);
+      sum += double(weight) * double(part[1]);
+      for (int64_t d = 0; d < dim; ++d) out[d] = out[d] + weight * part[2 + d];
+    }
+    const float inv_sum = float(1.0 / sum);
+    for (int64_t d = 0; d < dim; ++d) out[d] = out[d] * inv_sum;
+  }
 }
 
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
-                          const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head) {
-  static const bool wide = active_isa() == Isa::Avx512Vnni;
-  if (kv.dtype == KvDtype::F16 && wide && args.head_dim % 16 == 0 && kv.block_size % 16 == 0)
-    return attend_f16_avx512(args, head, q_head, position, kv, table, scores, out_head);
-  switch (kv.dtype) {
-    case KvDtype::F16: return attend<KvDtype::F16>(args, head, q_head, position, kv, table, scores, out_head);
-    case KvDtype::BF16: return attend<KvDtype::BF16>(args, head, q_head, position, kv, table, scores, out_head);
-    case KvDtype::FP8_E4M3: return attend<KvDtype::FP8_E4M3>(args, head, q_head, position, kv, table, scores, out_head);
-    case KvDtype::INT8: return attend<KvDtype::INT8>(args, head, q_head, position, kv, table, scores, out_head);
-  }
+                          const KvLayerView& kv, std::span<const BlockId> table, float* out_head) {
+  const int64_t n_tiles = attention_tiles(position);
+  thread_local std::vector<float> scores, partials;
+  scores.resize(size_t(kAttentionTile));
+  partials.resize(size_t(n_tiles * attention_partial_floats(args, 1)));
+  const AttentionQuery query{q_head, head, 1, position};
+  for (int64_t c = 0; c < n_tiles; ++c)
+    attention_tile(args, query, c, kv, table, scores.data(), partials.data() + c * attention_partial_floats(args, 1));
+  attention_merge(args, 1, partials.data(), n_tiles, out_head);
 }
 
 }  // namespace ridge::cpu

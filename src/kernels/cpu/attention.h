@@ -1,9 +1,17 @@
 #pragma once
-// Attention for one (token, query head) over a paged K/V history: the rows of positions
-// 0..position are found through the sequence's block table. For an f16 cache, q is rounded to f16
-// and dotted with K in f32, softmax in f32, the probabilities rounded to f16 and accumulated
-// against V in f32: the arithmetic of an f16 attention kernel (and of llama.cpp's default path).
-// Other cache types are decoded to f32 row by row (FP8/INT8 times their per-head scale).
+// Attention over a paged K/V history, tiled: a token's history is cut into tiles of
+// kAttentionTile positions; each tile yields, for every query head of one KV group, its partial
+// softmax (max score m, Σ exp(score - m), and Σ exp(score - m) · V), and the tiles merge in order
+// with the usual rescaling (FlashAttention's online softmax, tile by tile). The score matrix is
+// never materialised: a tile's scores for a few heads are the only scratch. The query heads that
+// share a KV head are computed together, so each tile's K/V is read once for the group. Tiles of
+// one token can run on different threads (flash-decoding) and merge afterwards; the tile
+// boundaries are fixed by position, so the result is bit-identical however the work is split.
+//
+// For an f16 cache, q is rounded to f16 and dotted with K in f32 (one running sum over the head's
+// dimensions), exponentials in f32 with their sum in f64, the probabilities rounded to f16 and
+// accumulated against V in f32: the arithmetic of an f16 attention kernel. Other cache types are
+// decoded to f32 row by row (FP8/INT8 times their per-head scale).
 #include <cstdint>
 #include <span>
 
@@ -12,9 +20,34 @@
 
 namespace ridge::cpu {
 
-// scores: position + 1 floats of scratch. table must cover positions 0..position.
+inline constexpr int64_t kAttentionTile = 256;  // positions per tile (a multiple of 16)
+
+inline int64_t attention_tiles(int32_t position) { return int64_t(position) / kAttentionTile + 1; }
+
+// Query heads first_head .. first_head + n_heads - 1 (all reading one KV head) of a token at
+// `position`, which attends to positions 0..position.
+struct AttentionQuery {
+  const float* q;  // (n_heads, head_dim)
+  int64_t first_head, n_heads;
+  int32_t position;
+};
+
+// Floats of one tile's partial result for n_heads heads: per head [m, s, o (head_dim)].
+inline int64_t attention_partial_floats(const ref::AttentionArgs& args, int64_t n_heads) {
+  return n_heads * (args.head_dim + 2);
+}
+
+// Tile `tile` of the query's history -> partial (attention_partial_floats). scores: scratch of
+// n_heads * kAttentionTile floats. table must cover the tile's positions.
+void attention_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile, const KvLayerView& kv,
+                    std::span<const BlockId> table, float* scores, float* partial);
+
+// The n_tiles partials of one query, in tile order -> out (n_heads, head_dim).
+void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles, float* out);
+
+// One (token, query head), all tiles in order (tests; the CUDA kernels' oracle).
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
-                          const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* out_head);
+                          const KvLayerView& kv, std::span<const BlockId> table, float* out_head);
 
 // x (n) f32 -> f16
 void store_f16(const float* x, int64_t n, uint16_t* out);

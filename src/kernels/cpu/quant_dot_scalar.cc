@@ -4,6 +4,7 @@
 
 #include "core/fp16.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
 namespace {
@@ -35,7 +36,7 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 }  // namespace
 
 bool quant_dot_supported(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q6_K;
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
 }
 
 namespace {
@@ -63,15 +64,40 @@ float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
   return sum;
 }
 
+// Q4_K super-block (d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32
+// bytes hold two sub-blocks, low nibbles first) against its 8 activation blocks: per sub-block one
+// exact int32 sum times its scale, and its min through the activation block's exact sum.
+float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
+  const float d = load_f16(blk), dmin = load_f16(blk + 2);
+  const uint8_t* qs = blk + 16;
+  float sum = 0.0f, mins = 0.0f;
+  for (int s = 0; s < 8; ++s) {
+    uint8_t sc, m;
+    ref::unpack_scale_min_k4(blk + 4, s, sc, m);
+    const ActBlock& a = acts[s];
+    const uint8_t* q = qs + 32 * (s / 2);
+    int32_t isum = 0;
+    for (int l = 0; l < 32; ++l) isum += (s & 1 ? q[l] >> 4 : q[l] & 0x0f) * a.q[l];
+    sum += (d * a.d) * float(isum * sc);
+    mins += (dmin * a.d) * float(m * a.sum);
+  }
+  return sum - mins;
+}
+
 }  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
-  if (task.type == DType::Q6_K) {
+  if (task.type == DType::Q6_K || task.type == DType::Q4_K) {
+    const bool q6 = task.type == DType::Q6_K;
+    const int64_t super_bytes = q6 ? 210 : 144;
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t) {
         float sum = 0.0f;
-        for (int64_t b = 0; b < task.n_blocks / 8; ++b)
-          sum += q6k_dot_superblock(task.w + r * task.row_bytes + b * 210, task.acts + t * task.n_blocks + b * 8);
+        for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
+          const uint8_t* blk = task.w + r * task.row_bytes + b * super_bytes;
+          const ActBlock* acts = task.acts + t * task.n_blocks + b * 8;
+          sum += q6 ? q6k_dot_superblock(blk, acts) : q4k_dot_superblock(blk, acts);
+        }
         task.y[t * task.y_stride + r] = sum;
       }
     return;

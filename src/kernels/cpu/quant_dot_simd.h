@@ -13,6 +13,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
 namespace RIDGE_QDOT_NS {
@@ -155,14 +156,40 @@ inline float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
   return hsum(acc);
 }
 
-inline void run_q6k_task(const QuantDotTask& task) {
+// Q4_K: 256-element super-blocks (f16 d and dmin, 6-bit scale and min per 32 values, 128 bytes of
+// nibbles: each 32 bytes hold two sub-blocks, low nibbles first); value = d * scale * q - dmin * min.
+// Each sub-block is one activation block: its int32 lanes times its scale, and its min through the
+// activation block's exact sum.
+inline float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
+  const float d = load_f16(blk), dmin = load_f16(blk + 2);
+  const __m256i low4 = _mm256_set1_epi8(0x0f);
+  __m256 acc = _mm256_setzero_ps();
+  float mins = 0.0f;
+  for (int j = 0; j < 4; ++j) {
+    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * j));
+    const __m256i halves[2] = {_mm256_and_si256(raw, low4), _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4)};
+    for (int h = 0; h < 2; ++h) {
+      const int s = 2 * j + h;
+      uint8_t sc, m;
+      ref::unpack_scale_min_k4(blk + 4, s, sc, m);
+      const ActBlock& a = acts[s];
+      const __m256i lanes = dot_u8_s8(halves[h], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q)));
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(_mm256_mullo_epi32(lanes, _mm256_set1_epi32(sc))), acc);
+      mins += (dmin * a.d) * float(m * a.sum);
+    }
+  }
+  return hsum(acc) - mins;
+}
+
+template <float (*SuperBlockDot)(const uint8_t*, const ActBlock*), int64_t kSuperBytes>
+inline void run_k_task(const QuantDotTask& task) {
   const int64_t n_super = task.n_blocks / 8;
   for (int64_t t = 0; t < task.n_tokens; ++t) {
     const ActBlock* acts = task.acts + t * task.n_blocks;
     for (int64_t r = task.row_begin; r < task.row_end; ++r) {
       const uint8_t* row = task.w + r * task.row_bytes;
       float sum = 0.0f;
-      for (int64_t b = 0; b < n_super; ++b) sum += q6k_dot_superblock(row + b * 210, acts + b * 8);
+      for (int64_t b = 0; b < n_super; ++b) sum += SuperBlockDot(row + b * kSuperBytes, acts + b * 8);
       task.y[t * task.y_stride + r] = sum;
     }
   }
@@ -204,7 +231,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q4_0: return RIDGE_QDOT_NS::run_task<DType::Q4_0>(task);
     case DType::Q4_1: return RIDGE_QDOT_NS::run_task<DType::Q4_1>(task);
     case DType::Q8_0: return RIDGE_QDOT_NS::run_task<DType::Q8_0>(task);
-    case DType::Q6_K: return RIDGE_QDOT_NS::run_q6k_task(task);
+    case DType::Q4_K: return RIDGE_QDOT_NS::run_k_task<RIDGE_QDOT_NS::q4k_dot_superblock, 144>(task);
+    case DType::Q6_K: return RIDGE_QDOT_NS::run_k_task<RIDGE_QDOT_NS::q6k_dot_superblock, 210>(task);
     default: break;
   }
 }

@@ -3,24 +3,12 @@
 // Each decoder walks elements in output order; `i` is the element index within the super-block.
 // Products are formed as (d * scale) * q [- dmin * min], the order ggml and the gguf package use.
 #include "kernels/ref/dequant_blocks.h"
+#include "kernels/ref/k_scales.h"
 
 namespace ridge::ref {
 namespace {
 
 constexpr int kQK = 256;
-
-// Q4_K/Q5_K pack eight 6-bit scales and eight 6-bit mins into 12 bytes: sub-blocks 0..3 sit in
-// the low 6 bits of bytes 0..3 (scales) and 4..7 (mins); sub-blocks 4..7 take their low 4 bits
-// from bytes 8..11 and their top 2 bits from the spare top bits of bytes 0..7.
-void unpack_scale_min_k4(const uint8_t* packed, int sub, uint8_t& scale, uint8_t& min) {
-  if (sub < 4) {
-    scale = packed[sub] & 63;
-    min = packed[sub + 4] & 63;
-  } else {
-    scale = uint8_t((packed[sub + 4] & 0x0f) | ((packed[sub - 4] >> 6) << 4));
-    min = uint8_t((packed[sub + 4] >> 4) | ((packed[sub] >> 6) << 4));
-  }
-}
 
 // Q3_K packs sixteen 6-bit scales into 12 bytes: low 4 bits are the nibbles of bytes 0..7
 // (low nibbles for scales 0..7, high for 8..15), top 2 bits come from bytes 8..11.
