@@ -97,6 +97,13 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
         for (size_t i = 0; i < got.size(); ++i)
           ASSERT_NEAR(got[i], expect[i], rel * magnitude[i] + 1e-5)
               << isa_name(isa) << " threads=" << threads << " shape " << s.rows << "x" << cols << "x" << s.tokens << " at " << i;
+        // A token's result is the same bits alone as in the batch.
+        std::vector<float> alone(static_cast<size_t>(s.rows));
+        const MatmulJob one{matrix, alone.data()};
+        const int64_t t_last = s.tokens - 1;
+        matmul(std::span(&one, 1), x.data() + t_last * cols, 1, pool, scratch, isa);
+        for (int64_t r = 0; r < s.rows; ++r)
+          ASSERT_EQ(alone[size_t(r)], got[size_t(t_last * s.rows + r)]) << isa_name(isa) << " row " << r << " alone vs batched";
         // The SIMD kernels compute the same integer sums as the scalar one: only f32 rounding differs.
         if (isa == Isa::Scalar && threads == 1) scalar_result = got;
         for (size_t i = 0; i < got.size(); ++i)

@@ -83,6 +83,10 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
         quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
         continue;
       }
+      if (float_dot_supported(job.w.type) && isa != Isa::Scalar) {
+        float_dot_avx2({job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows});
+        continue;
+      }
       auto& row = scratch.rows[size_t(thread)];
       row.resize(size_t(cols));
       for (int64_t r = begin; r < end; ++r) {

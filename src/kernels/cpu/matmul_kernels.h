@@ -28,7 +28,22 @@ void quant_dot_avx2(const QuantDotTask& task);
 void quant_dot_avxvnni(const QuantDotTask& task);
 void quant_dot_avx512vnni(const QuantDotTask& task);
 
-// f32 dot of n values (fallback for weight types without an integer kernel).
+// y[t * y_stride + r] = dot(weight row r, x row t) for F32, F16 and BF16 weights, converted in registers.
+struct FloatDotTask {
+  DType type;
+  const uint8_t* w;  // (rows, row_bytes)
+  int64_t row_bytes;
+  int64_t cols;
+  int64_t row_begin, row_end;
+  const float* x;  // (n_tokens, cols)
+  int64_t n_tokens;
+  float* y;
+  int64_t y_stride;
+};
+inline bool float_dot_supported(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
+void float_dot_avx2(const FloatDotTask& task);
+
+// f32 dot of n values (other weight types, dequantized a row at a time).
 float dot_f32_scalar(const float* a, const float* b, int64_t n);
 float dot_f32_avx2(const float* a, const float* b, int64_t n);
 
