@@ -137,9 +137,16 @@ void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
   matmul({job(w.output, logits.data())}, xn_.data(), n_out);
 }
 
-void LlamaForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens) {
-  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_);
+void LlamaForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
+                          const cpu::MatmulPrologue& prologue) {
+  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_, cpu::active_isa(), prologue);
 }
+
+namespace {
+cpu::MatmulPrologue rms_norm_of(const WeightRef& weight, float eps) {
+  return {cpu::MatmulPrologue::Kind::RmsNorm, as_f32(weight), eps, nullptr};
+}
+}  // namespace
 
 void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, const TokenBatch& batch, KvStore& store) {
   const ModelSpec& s = model_.spec;
@@ -150,8 +157,9 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, const T
   attn_.resize(q_.size());
   proj_.resize(x_.size());
 
-  ref::rms_norm(x_.data(), as_f32(layer.attn_norm), n, s.n_embd, s.rms_eps, xn_.data());
-  matmul({job(layer.wq, q_.data()), job(layer.wk, k_.data()), job(layer.wv, v_.data())}, xn_.data(), n);
+  // RMSNorm fused into the matmul's activation pass (kernels/cpu/matmul.h).
+  matmul({job(layer.wq, q_.data()), job(layer.wk, k_.data()), job(layer.wv, v_.data())}, x_.data(), n,
+         rms_norm_of(layer.attn_norm, s.rms_eps));
   add_bias(q_.data(), layer.bq, n);
   add_bias(k_.data(), layer.bk, n);
   add_bias(v_.data(), layer.bv, n);
@@ -248,10 +256,10 @@ void LlamaForward::ffn_block(const LayerWeights& layer, int64_t n) {
   gate_.resize(size_t(n * s.n_ff));
   up_.resize(gate_.size());
 
-  ref::rms_norm(x_.data(), as_f32(layer.ffn_norm), n, s.n_embd, s.rms_eps, xn_.data());
-  matmul({job(layer.w_gate, gate_.data()), job(layer.w_up, up_.data())}, xn_.data(), n);
-  ref::swiglu(gate_.data(), up_.data(), n * s.n_ff);
-  matmul({job(layer.w_down, proj_.data())}, gate_.data(), n);
+  // RMSNorm and SwiGLU fused into the activation passes of the matmuls that read them.
+  matmul({job(layer.w_gate, gate_.data()), job(layer.w_up, up_.data())}, x_.data(), n,
+         rms_norm_of(layer.ffn_norm, s.rms_eps));
+  matmul({job(layer.w_down, proj_.data())}, gate_.data(), n, {cpu::MatmulPrologue::Kind::SwiGlu, nullptr, 0.0f, up_.data()});
   add_into(x_.data(), proj_.data(), n * s.n_embd);
 }
 

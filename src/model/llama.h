@@ -43,7 +43,8 @@ class LlamaForward {
   void attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n_tokens,
               const std::function<std::span<const BlockId>(int64_t)>& blocks_of);
   void ffn_block(const LayerWeights& layer, int64_t n_tokens);
-  void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens);
+  void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
+              const cpu::MatmulPrologue& prologue = {});
 
   const Model& model_;
   std::unique_ptr<ThreadPool> pool_;

@@ -36,8 +36,12 @@ void expect_error_shape(const json& body) {
 void expect_error(const std::pair<int, json>& reply, int status, const char* code = nullptr, const char* param = nullptr) {
   EXPECT_EQ(reply.first, status) << reply.second;
   expect_error_shape(reply.second);
-  if (code) EXPECT_EQ(reply.second["error"]["code"], code);
-  if (param) EXPECT_EQ(reply.second["error"]["param"], param);
+  if (code) {
+    EXPECT_EQ(reply.second["error"]["code"], code);
+  }
+  if (param) {
+    EXPECT_EQ(reply.second["error"]["param"], param);
+  }
 }
 
 TEST(ServeHttp, CompletionShapeAndUsage) {

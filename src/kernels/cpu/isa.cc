@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "kernels/cpu/matmul_kernels.h"
 
 namespace ridge::cpu {
 
@@ -53,6 +54,11 @@ Isa active_isa() {
     fail("RIDGE_ISA={} is unknown (scalar, avx2, avxvnni, avx512vnni)", env);
   }();
   return chosen;
+}
+
+bool bf16_dot_usable() {
+  static const bool usable = isa_supported(Isa::Avx512Vnni) && __builtin_cpu_supports("avx512bf16");
+  return usable;
 }
 
 }  // namespace ridge::cpu

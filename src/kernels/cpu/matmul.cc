@@ -1,10 +1,14 @@
 #include "kernels/cpu/matmul.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/error.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/activation.h"
 #include "kernels/ref/dequant.h"
+#include "kernels/ref/norm.h"
 
 namespace ridge::cpu {
 namespace {
@@ -37,10 +41,37 @@ PackedDotFn packed_dot_for(Isa isa, int64_t n_tokens) {
   return n_tokens >= kAmxMinTokens && amx_usable() ? packed_dot_amx : packed_dot_avx512vnni;
 }
 
+void apply_prologue(const MatmulPrologue& p, const float* x, int64_t t, int64_t cols, float* out) {
+  if (p.kind == MatmulPrologue::Kind::RmsNorm) return ref::rms_norm(x, p.norm_weight, 1, cols, p.eps, out);
+  std::copy(x, x + cols, out);
+  ref::swiglu(out, p.up + t * cols, cols);
+}
+
+// RIDGE_F32_ACTIVATIONS=1: every weight dequantized a row at a time and dotted with the f32
+// activations (slow; to measure what quantizing activations to int8 costs in accuracy).
+bool f32_activations() {
+  static const bool on = [] {
+    const char* env = std::getenv("RIDGE_F32_ACTIVATIONS");
+    return env && std::strcmp(env, "1") == 0;
+  }();
+  return on;
+}
+
+// Which kernel reads a job's weights.
+enum class Path { Packed, Quant, Bf16, Float, Dequantized };
+Path path_of(const MatmulJob& job, Isa isa) {
+  if (f32_activations()) return Path::Dequantized;
+  if (job.w.packed) return Path::Packed;
+  if (quant_dot_supported(job.w.type)) return Path::Quant;
+  if (job.w.type == DType::BF16 && isa == Isa::Avx512Vnni && bf16_dot_usable()) return Path::Bf16;
+  if (float_dot_supported(job.w.type) && isa != Isa::Scalar) return Path::Float;
+  return Path::Dequantized;
+}
+
 }  // namespace
 
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
-            Isa isa) {
+            Isa isa, const MatmulPrologue& prologue) {
   if (jobs.empty() || n_tokens == 0) return;
   const int64_t cols = jobs[0].w.cols;
   int64_t total_units = 0;
@@ -49,16 +80,37 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
     if (job.w.cols != cols) fail("matmul jobs disagree on the input width ({} vs {})", job.w.cols, cols);
     if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
     total_units += (job.w.rows + unit_rows(job) - 1) / unit_rows(job);
-    any_quant = any_quant || quant_dot_supported(job.w.type) || job.w.packed;
+    const Path path = path_of(job, isa);
+    any_quant = any_quant || path == Path::Packed || path == Path::Quant;
+  }
+  bool any_float = false, any_bf16 = false;  // kernels that read the input in f32, in bf16
+  for (const auto& job : jobs) {
+    any_float = any_float || path_of(job, isa) == Path::Float || path_of(job, isa) == Path::Dequantized;
+    any_bf16 = any_bf16 || path_of(job, isa) == Path::Bf16;
   }
   const int64_t n_blocks = cols / kActBlock;
-  if (any_quant) {  // activations quantized once per call, a token per part
-    scratch.acts.resize(size_t(n_tokens * n_blocks));
+  const bool transform = prologue.kind != MatmulPrologue::Kind::None;
+  if (transform && any_float) scratch.transformed.resize(size_t(n_tokens * cols));
+  float* const kept = transform && any_float ? scratch.transformed.data() : nullptr;
+  if (any_quant) scratch.acts.resize(size_t(n_tokens * n_blocks));
+  if (any_bf16) scratch.bf16.resize(size_t(n_tokens * cols));
+  if (any_quant || kept || any_bf16) {  // a token per part: its row transformed (into `kept`, or a row buffer), then quantized
     ActBlock* acts = scratch.acts.data();
     pool.parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t t = begin; t < end; ++t) quantize_activations(x + t * cols, cols, acts + t * n_blocks);
+      thread_local std::vector<float> row;
+      for (int64_t t = begin; t < end; ++t) {
+        const float* in = x + t * cols;
+        if (transform) {
+          float* out = kept ? kept + t * cols : (row.resize(size_t(cols)), row.data());
+          apply_prologue(prologue, in, t, cols, out);
+          in = out;
+        }
+        if (any_quant) quantize_activations(in, cols, acts + t * n_blocks);
+        if (any_bf16) to_bf16_avx512(in, cols, scratch.bf16.data() + t * cols);
+      }
     });
   }
+  if (kept) x = kept;
   scratch.rows.resize(size_t(pool.size()));
   const QuantDotFn quant_dot = quant_dot_for(isa);
   const DotF32Fn dot_f32 = dot_f32_for(isa);
@@ -74,23 +126,30 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
       job_start += job_units;
       if (begin >= end) continue;
       const auto* w = static_cast<const uint8_t*>(job.w.data);
-      if (job.w.packed) {
-        packed_dot({job.w.type, w, job.w.rows, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
-        continue;
-      }
       const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
-      if (quant_dot_supported(job.w.type)) {
-        quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
-        continue;
-      }
-      if (float_dot_supported(job.w.type) && isa != Isa::Scalar) {
-        float_dot_avx2({job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows});
-        continue;
+      switch (path_of(job, isa)) {
+        case Path::Packed:
+          packed_dot({job.w.type, w, job.w.rows, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
+          continue;
+        case Path::Quant:
+          quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
+          continue;
+        case Path::Bf16:
+          bf16_dot_avx512({w, row_bytes, cols, begin, end, scratch.bf16.data(), n_tokens, job.y, job.w.rows});
+          continue;
+        case Path::Float:
+          float_dot_avx2({job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows});
+          continue;
+        case Path::Dequantized: break;
       }
       auto& row = scratch.rows[size_t(thread)];
       row.resize(size_t(cols));
       for (int64_t r = begin; r < end; ++r) {
-        ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+        if (job.w.packed) {
+          dequantize_packed_row(job.w.type, w, job.w.rows, cols, r, row.data());
+        } else {
+          ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+        }
         for (int64_t t = 0; t < n_tokens; ++t) job.y[t * job.w.rows + r] = dot_f32(row.data(), x + t * cols, cols);
       }
     }

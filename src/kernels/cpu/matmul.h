@@ -20,14 +20,26 @@ struct MatmulJob {
   float* y;             // (n_tokens, w.rows)
 };
 
+// Element-wise work fused into the matmul's activation pass: each token's row is transformed in a
+// small buffer and quantized from there, so the transformed matrix is never written out and read
+// back (and the work runs on every thread). The same bits as running ref::rms_norm / ref::swiglu first.
+struct MatmulPrologue {
+  enum class Kind { None, RmsNorm, SwiGlu } kind = Kind::None;
+  const float* norm_weight = nullptr;  // RmsNorm: the norm's weight (cols), with eps
+  float eps = 0.0f;
+  const float* up = nullptr;  // SwiGlu: x is the gate; up (n_tokens, cols)
+};
+
 // Buffers reused across calls (one per forward pass).
 struct MatmulScratch {
+  std::vector<float> transformed;           // the prologue's rows, when a kernel needs them in f32
+  std::vector<uint16_t> bf16;               // (n_tokens, cols) the input rounded to bf16, for BF16 weights
   std::vector<ActBlock> acts;               // (n_tokens, cols / 32)
   std::vector<std::vector<float>> rows;     // per thread: one dequantized weight row
 };
 
-// Every job must have the same cols (they share x: (n_tokens, cols)).
+// Every job must have the same cols (they share x: (n_tokens, cols)), transformed by `prologue`.
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
-            Isa isa = active_isa());
+            Isa isa = active_isa(), const MatmulPrologue& prologue = {});
 
 }  // namespace ridge::cpu

@@ -43,6 +43,21 @@ struct FloatDotTask {
 inline bool float_dot_supported(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
 void float_dot_avx2(const FloatDotTask& task);
 
+// BF16 weights against activations rounded to bf16 (AVX-512 BF16 CPUs): x is (n_tokens, cols) bf16.
+struct Bf16DotTask {
+  const uint8_t* w;
+  int64_t row_bytes;
+  int64_t cols;
+  int64_t row_begin, row_end;
+  const uint16_t* x;
+  int64_t n_tokens;
+  float* y;
+  int64_t y_stride;
+};
+bool bf16_dot_usable();  // the CPU has AVX-512 BF16 (and AVX-512 F/BW/VL)
+void to_bf16_avx512(const float* x, int64_t n, uint16_t* out);
+void bf16_dot_avx512(const Bf16DotTask& task);
+
 // f32 dot of n values (other weight types, dequantized a row at a time).
 float dot_f32_scalar(const float* a, const float* b, int64_t n);
 float dot_f32_avx2(const float* a, const float* b, int64_t n);
