@@ -86,9 +86,12 @@ bool packable(DType type) { return type == DType::Q4_0 || type == DType::Q4_1 ||
 void pack_rows(DType type, void* data, int64_t rows, int64_t cols) {
   const BlockParts p = parts_of(type);
   const int64_t n_blocks = cols / kActBlock, row_bytes = n_blocks * p.bytes();
-  std::vector<uint8_t> tile(static_cast<size_t>(kTileRows * row_bytes));
-  for (int64_t first = 0; first < rows; first += kTileRows) {
-    const int64_t lanes = std::min(kTileRows, rows - first);
+  const int64_t n_tiles = (rows + kTileRows - 1) / kTileRows;
+#pragma omp parallel for schedule(static)  // at load: tiles are independent
+  for (int64_t i = 0; i < n_tiles; ++i) {
+    thread_local std::vector<uint8_t> tile;
+    tile.resize(size_t(kTileRows * row_bytes));
+    const int64_t first = i * kTileRows, lanes = std::min(kTileRows, rows - first);
     uint8_t* dst = static_cast<uint8_t*>(data) + first * row_bytes;
     std::memcpy(tile.data(), dst, size_t(lanes * row_bytes));
     const uint8_t* blocks[kTileRows];
