@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What quantizing activations to int8 costs: KL divergence of ridge's next-token distributions with
-int8 activations (the default) from ridge's own with f32 activations (RIDGE_F32_ACTIVATIONS=1 and
-RIDGE_PACK=0: every weight dequantized a row at a time and dotted in f32), at every position of the
+int8 activations (the default) from ridge's own with f32 activations (RIDGE_F32_ACTIVATIONS=1: every
+weight dequantized a row at a time and dotted in f32), at every position of the
 conformance prompts, on the default model; plus top-1 agreement.
 
     python3 bench/activation_accuracy.py [--ridge build/ridge] [-m MODEL]
@@ -42,7 +42,7 @@ def main():
     try:
         for text in PROMPTS:
             ids = tokenize(oracle, text)
-            ref = log_softmax(logits(args.ridge, args.model, ids, {"RIDGE_F32_ACTIVATIONS": "1", "RIDGE_PACK": "0"}))
+            ref = log_softmax(logits(args.ridge, args.model, ids, {"RIDGE_F32_ACTIVATIONS": "1"}))
             got = log_softmax(logits(args.ridge, args.model, ids, {}))
             kls.extend((np.exp(ref) * (ref - got)).sum(axis=1).tolist())
             agree += int((ref.argmax(axis=1) == got.argmax(axis=1)).sum())

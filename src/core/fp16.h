@@ -59,6 +59,9 @@ inline uint16_t f32_to_f16(float f) {
   return uint16_t(sign | half);
 }
 
+// x rounded to the nearest half (ties to even), as f32: what an f16 buffer would hold.
+inline float round_to_f16(float x) { return f16_to_f32(f32_to_f16(x)); }
+
 inline float bf16_to_f32(uint16_t b) { return f32_from_bits(uint32_t(b) << 16); }
 
 inline uint16_t f32_to_bf16(float f) {

@@ -183,7 +183,7 @@ void LlamaForward::attention_block(const LayerWeights& layer, int64_t l, const T
   });
   const KvLayerView kv = store.layer(l);
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, 1.0f / std::sqrt(float(s.head_dim))};
-  attend(args, kv, n, [&](int64_t t) { return blocks_of(t); });
+  attend(args, kv, n, blocks_of);
 
   matmul({job(layer.wo, proj_.data())}, attn_.data(), n);
   add_into(x_.data(), proj_.data(), n * s.n_embd);

@@ -20,8 +20,8 @@ void quantize_activations_scalar(const float* x, int64_t n, ActBlock* out) {
       sum += q;
     }
     out[b].sum = sum;
-    out[b].d = f16_to_f32(f32_to_f16(d));
-    out[b].s = f16_to_f32(f32_to_f16(d * float(sum)));
+    out[b].d = round_to_f16(d);
+    out[b].s = round_to_f16(d * float(sum));
   }
 }
 

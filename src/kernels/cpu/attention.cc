@@ -84,7 +84,7 @@ void tile_reference(const ref::AttentionArgs& args, const AttentionQuery& query,
     const int64_t head_offset = kv_head * (kv.row_bytes / kv.n_kv_heads);  // bytes into a value row
     const float* q_head = query.q + i * dim;
     float q[kMaxHeadDim];
-    for (int64_t d = 0; d < dim; ++d) q[d] = D == KvDtype::F16 ? f16_to_f32(f32_to_f16(q_head[d])) : q_head[d];
+    for (int64_t d = 0; d < dim; ++d) q[d] = D == KvDtype::F16 ? round_to_f16(q_head[d]) : q_head[d];
 
     float max_score = -INFINITY;
     for (int64_t j = begin; j < end; ++j) {
@@ -104,7 +104,7 @@ void tile_reference(const ref::AttentionArgs& args, const AttentionQuery& query,
       const BlockId block = table[size_t(j / kv.block_size)];
       const int64_t slot = j % kv.block_size;
       float p = scores[j - begin];
-      if constexpr (kRoundProbs) p = f16_to_f32(f32_to_f16(p));
+      if constexpr (kRoundProbs) p = round_to_f16(p);
       const float scale = kScaled ? kv.value_scales(block, slot)[kv_head] : 1.0f;
       reader.axpy(p, kv.value_row(block, slot) + head_offset, scale, dim, out);
     }

@@ -21,8 +21,6 @@
 namespace ridge::cpu {
 namespace {
 
-inline float f16_round(float x) { return f16_to_f32(f32_to_f16(x)); }
-
 // Heads [h0, h0 + NH) of the query over tile positions [begin, end): NV x 16 dimensions.
 template <int NV, int NH>
 void heads_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t h0, int64_t begin, int64_t end,
@@ -33,7 +31,7 @@ void heads_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int
   const int64_t bs = kv.block_size, n = end - begin;
   alignas(64) float q[NH][dim];
   for (int h = 0; h < NH; ++h)
-    for (int64_t d = 0; d < dim; ++d) q[h][d] = f16_round(query.q[(h0 + h) * dim + d]);  // q as an f16 kernel sees it
+    for (int64_t d = 0; d < dim; ++d) q[h][d] = round_to_f16(query.q[(h0 + h) * dim + d]);  // q as an f16 kernel sees it
 
   // Scores, sixteen positions per vector: lane i sums position i's products over d in order, with
   // a separate multiply and add. Four groups of sixteen side by side hide the add latency.
@@ -67,7 +65,7 @@ void heads_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int
   }
 
   // Per head: max, exponentials and their sum in the scalar kernel's order, then the probabilities
-  // rounded to f16 sixteen at a time (vcvtps2ph rounds to nearest even, as f16_round does).
+  // rounded to f16 sixteen at a time (vcvtps2ph rounds to nearest even, as round_to_f16 does).
   float max_score[NH];
   double sum[NH];
   for (int h = 0; h < NH; ++h) {

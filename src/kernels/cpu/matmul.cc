@@ -75,18 +75,15 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
   if (jobs.empty() || n_tokens == 0) return;
   const int64_t cols = jobs[0].w.cols;
   int64_t total_units = 0;
-  bool any_quant = false;
+  bool any_quant = false, any_float = false, any_bf16 = false;  // int8 blocks, f32 rows, bf16 rows
   for (const auto& job : jobs) {
     if (job.w.cols != cols) fail("matmul jobs disagree on the input width ({} vs {})", job.w.cols, cols);
     if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
     total_units += (job.w.rows + unit_rows(job) - 1) / unit_rows(job);
-    const Path path = path_of(job, isa);
+    const Path path = path_of(job, isa);  // what the input must be made into for this job's kernel
     any_quant = any_quant || path == Path::Packed || path == Path::Quant;
-  }
-  bool any_float = false, any_bf16 = false;  // kernels that read the input in f32, in bf16
-  for (const auto& job : jobs) {
-    any_float = any_float || path_of(job, isa) == Path::Float || path_of(job, isa) == Path::Dequantized;
-    any_bf16 = any_bf16 || path_of(job, isa) == Path::Bf16;
+    any_float = any_float || path == Path::Float || path == Path::Dequantized;
+    any_bf16 = any_bf16 || path == Path::Bf16;
   }
   const int64_t n_blocks = cols / kActBlock;
   const bool transform = prologue.kind != MatmulPrologue::Kind::None;

@@ -85,9 +85,14 @@ inline void prefetch_ahead(const uint8_t* p, int64_t bytes) {
   for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + off), _MM_HINT_T0);
 }
 
-// NT tokens (starting at acts) against one tile of `lanes` rows.
+// Tokens t0 .. t0 + NT - 1 against the tile of `lanes` rows that starts at row `first`.
 template <DType T, int NT, bool Full>
-void tile(const uint8_t* tile_bytes, int64_t lanes, int64_t n_blocks, const ActBlock* acts, float* y, int64_t y_stride) {
+void tile(const PackedDotTask& task, int64_t first, int64_t lanes, int64_t t0) {
+  const int64_t n_blocks = task.n_blocks;
+  const uint8_t* tile_bytes = task.w + first * n_blocks * PackedGeometry<T>::block_bytes;
+  const ActBlock* acts = task.acts + t0 * n_blocks;
+  float* y = task.y + t0 * task.y_stride + first;
+  const int64_t y_stride = task.y_stride;
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   const int64_t block_bytes = lanes * PackedGeometry<T>::block_bytes;
@@ -102,23 +107,20 @@ void tile(const uint8_t* tile_bytes, int64_t lanes, int64_t n_blocks, const ActB
 
 template <DType T>
 void run(const PackedDotTask& task) {
-  const int64_t row_bytes = task.n_blocks * PackedGeometry<T>::block_bytes;
   constexpr int64_t kTokenChunk = 64;  // a chunk of activations stays in L2 while the tiles stream by
   for (int64_t c0 = 0; c0 < task.n_tokens; c0 += kTokenChunk) {
     const int64_t c_end = std::min(task.n_tokens, c0 + kTokenChunk);
     for (int64_t first = task.row_begin; first < task.row_end; first += kTileRows) {
       const int64_t lanes = std::min(kTileRows, task.rows - first);
-      const uint8_t* bytes = task.w + first * row_bytes;
-      auto at = [&](int64_t t) { return std::pair{task.acts + t * task.n_blocks, task.y + t * task.y_stride + first}; };
       int64_t t = c0;
       if (lanes < kTileRows) {
-        for (; t < c_end; ++t) tile<T, 1, false>(bytes, lanes, task.n_blocks, at(t).first, at(t).second, task.y_stride);
+        for (; t < c_end; ++t) tile<T, 1, false>(task, first, lanes, t);
         continue;
       }
-      for (; t + 8 <= c_end; t += 8) tile<T, 8, true>(bytes, lanes, task.n_blocks, at(t).first, at(t).second, task.y_stride);
-      if (t + 4 <= c_end) tile<T, 4, true>(bytes, lanes, task.n_blocks, at(t).first, at(t).second, task.y_stride), t += 4;
-      if (t + 2 <= c_end) tile<T, 2, true>(bytes, lanes, task.n_blocks, at(t).first, at(t).second, task.y_stride), t += 2;
-      if (t < c_end) tile<T, 1, true>(bytes, lanes, task.n_blocks, at(t).first, at(t).second, task.y_stride);
+      for (; t + 8 <= c_end; t += 8) tile<T, 8, true>(task, first, lanes, t);
+      if (t + 4 <= c_end) tile<T, 4, true>(task, first, lanes, t), t += 4;
+      if (t + 2 <= c_end) tile<T, 2, true>(task, first, lanes, t), t += 2;
+      if (t < c_end) tile<T, 1, true>(task, first, lanes, t);
     }
   }
 }
