@@ -33,6 +33,7 @@ struct LogitsOptions {
   std::string out;
   int64_t batch = 0;
   std::string kv_dtype = "f16";
+  std::string numerics = "native";
 };
 
 void run_logits(const LogitsOptions& o) {
@@ -40,6 +41,9 @@ void run_logits(const LogitsOptions& o) {
   if (ids.empty()) fail("--tokens is empty");
   const Model model = load_model(resolve_model_path(o.model));
   LlamaForward forward(model);
+  const auto numerics = parse_numerics(o.numerics);
+  if (!numerics) fail("unknown --numerics '{}' (native, ggml)", o.numerics);
+  forward.set_numerics(*numerics);
   const auto kv_dtype = parse_kv_dtype(o.kv_dtype);
   if (!kv_dtype) fail("unknown --kv-dtype '{}' (f16, bf16, fp8, int8)", o.kv_dtype);
   KvCache cache = forward.make_cache(int64_t(ids.size()), *kv_dtype);
@@ -66,6 +70,7 @@ void add_logits_command(CLI::App& app) {
   cmd->add_option("-o,--out", o->out, "output file: (n_tokens, n_vocab) little-endian f32")->required();
   cmd->add_option("--batch", o->batch, "tokens per forward pass (default: all at once)");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache type: f16, bf16, fp8, int8 (to measure their accuracy cost)")->capture_default_str();
+  cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit")->capture_default_str();
   cmd->callback([o] { run_logits(*o); });
 }
 

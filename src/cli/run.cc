@@ -33,6 +33,7 @@ struct RunOptions {
   bool no_stats = false;
   bool json = false;
   std::string device = "auto";
+  std::string numerics = "native";
   std::vector<int32_t> prompt_tokens;
   GenerationRequest request;
 };
@@ -122,7 +123,10 @@ GenerationResult generate_on_engine(const Model& model, const Tokenizer& tokeniz
 
 void run(RunOptions& o) {
   const auto load_start = std::chrono::steady_clock::now();
-  const Device device = resolve_device(parse_device_or_fail(o.device));
+  const auto numerics = parse_numerics(o.numerics);
+  if (!numerics) fail("unknown --numerics '{}' (native, ggml)", o.numerics);
+  // The mirror of the reference's arithmetic is a CPU pass.
+  const Device device = *numerics == Numerics::Ggml ? Device::Cpu : resolve_device(parse_device_or_fail(o.device));
   const std::string path = resolve_model_path(o.model);
   const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   const Model model = load_gguf_model(file);
@@ -145,6 +149,7 @@ void run(RunOptions& o) {
     result = generate_on_engine(model, tokenizer, o, n_ctx, on_text);
   } else {
     LlamaForward forward(model, o.threads);
+    forward.set_numerics(*numerics);
     Generator generator(forward, tokenizer, n_ctx);
     result = generator.generate(o.request, on_text);
   }
@@ -195,6 +200,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--top-logprobs", s.top_logprobs, "alternatives to report per token with --logprobs");
   cmd->add_flag("--logprobs", o->show_logprobs, "print each token's logprob (and top alternatives) after the text");
   cmd->add_option("-t,--threads", o->threads, "threads (default: all cores)");
+  cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit (Q4_1/Q8_0 Llama models; conformance checks)")
+      ->capture_default_str();
   cmd->add_option("--device", o->device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();
   cmd->add_flag("--no-stats", o->no_stats, "do not print token counts and speed");
   cmd->add_flag("--json", o->json, "print one JSON object (ids, text, logprobs, timings) instead of streaming");

@@ -12,6 +12,7 @@
 #include "kernels/ref/dequant.h"
 #include "kernels/ref/norm.h"
 #include "kernels/ref/rope.h"
+#include "model/llama_mirror.h"
 #include "model/rope_freqs.h"
 
 namespace ridge {
@@ -39,6 +40,18 @@ LlamaForward::LlamaForward(const Model& model, int n_threads) : model_(model) {
   const auto& freqs = model.weights.rope_freqs;
   rope_theta_scale_ = rope_theta_scale(model.spec);
   rope_freq_factors_ = rope_freq_factors(model.spec, freqs.present() ? as_f32(freqs) : nullptr);
+}
+
+LlamaForward::~LlamaForward() = default;
+
+std::optional<Numerics> parse_numerics(std::string_view name) {
+  if (name == "native") return Numerics::Native;
+  if (name == "ggml") return Numerics::Ggml;
+  return std::nullopt;
+}
+
+void LlamaForward::set_numerics(Numerics numerics) {
+  mirror_ = numerics == Numerics::Ggml ? std::make_unique<LlamaMirrorForward>(model_) : nullptr;
 }
 
 void LlamaForward::set_threads(int n_threads) {
@@ -92,6 +105,10 @@ void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
   const ModelSpec& s = model_.spec;
   const auto& w = model_.weights;
   check(batch, store);
+  if (mirror_) {
+    mirror_->forward(batch, store, logits, *pool_);
+    return;
+  }
   const auto n = int64_t(batch.tokens.size());
 
   x_.resize(size_t(n * s.n_embd));

@@ -3,7 +3,9 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -16,12 +18,22 @@
 
 namespace ridge {
 
+class LlamaMirrorForward;
+
+// How the CPU pass rounds: its own kernels (kernels/cpu), or llama.cpp's arithmetic repeated bit
+// for bit (model/llama_mirror.h), for conformance checks.
+enum class Numerics { Native, Ggml };
+std::optional<Numerics> parse_numerics(std::string_view name);  // "native", "ggml"
+
 class LlamaForward {
  public:
   // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).
   explicit LlamaForward(const Model& model, int n_threads = 0);
+  ~LlamaForward();
   int n_threads() const { return pool_->size(); }
   void set_threads(int n_threads);  // a new pool of n_threads (<= 0: the default as above)
+  // Error when Ggml is asked for a model or CPU outside what the mirror covers.
+  void set_numerics(Numerics numerics);
 
   const ModelSpec& spec() const { return model_.spec; }
   KvCache make_cache(int64_t n_ctx, KvDtype dtype = KvDtype::F16) const;
@@ -48,6 +60,7 @@ class LlamaForward {
 
   const Model& model_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<LlamaMirrorForward> mirror_;  // set: the pass runs there
   cpu::MatmulScratch matmul_scratch_;
   std::vector<float> scores_;    // per thread: one attention tile's scores for a KV group's heads
   std::vector<float> partials_;  // attention tiles' partial softmax results (kernels/cpu/attention.h)
