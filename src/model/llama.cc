@@ -73,6 +73,39 @@ int64_t logits_rows(const TokenBatch& batch) {
   return rows;
 }
 
+void for_each_logits_rows(const TokenBatch& batch, const std::function<void(int64_t first, int64_t n)>& rows) {
+  for (int64_t r = 0, t0 = 0; r < int64_t(batch.runs.size()); t0 += batch.runs[size_t(r)].n_tokens, ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    if (run.logits == LogitsWanted::All) rows(t0, run.n_tokens);
+    if (run.logits == LogitsWanted::Last) rows(t0 + run.n_tokens - 1, 1);
+  }
+}
+
+void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>& x, std::vector<int32_t>& positions,
+                 std::vector<int32_t>& run_of) {
+  const ModelSpec& s = model.spec;
+  const WeightRef& embd = model.weights.token_embd;
+  const auto n = int64_t(batch.tokens.size());
+  x.resize(size_t(n * s.n_embd));
+  positions.resize(size_t(n));
+  run_of.resize(size_t(n));
+  for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    for (int64_t i = 0; i < run.n_tokens; ++i, ++t) {
+      const int32_t id = batch.tokens[size_t(t)];
+      if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
+      float* row = x.data() + t * s.n_embd;
+      if (embd.packed) {
+        cpu::dequantize_packed_row(embd.type, embd.data, embd.rows, s.n_embd, id, row);
+      } else {
+        ref::dequantize_row(embd.type, embd.row(id), row, s.n_embd);
+      }
+      positions[size_t(t)] = int32_t(run.first_position + i);
+      run_of[size_t(t)] = int32_t(r);
+    }
+  }
+}
+
 void LlamaForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits) {
   const auto n = int64_t(tokens.size());
   if (cache.size() + n > cache.capacity())
@@ -111,25 +144,8 @@ void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
   }
   const auto n = int64_t(batch.tokens.size());
 
-  x_.resize(size_t(n * s.n_embd));
+  embed_batch(model_, batch, x_, positions_, run_of_);
   xn_.resize(x_.size());
-  positions_.resize(size_t(n));
-  run_of_.resize(size_t(n));
-  for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); ++r) {
-    const SequenceRun& run = batch.runs[size_t(r)];
-    for (int64_t i = 0; i < run.n_tokens; ++i, ++t) {
-      const int32_t id = batch.tokens[size_t(t)];
-      if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
-      float* row = x_.data() + t * s.n_embd;
-      if (w.token_embd.packed) {
-        cpu::dequantize_packed_row(w.token_embd.type, w.token_embd.data, w.token_embd.rows, s.n_embd, id, row);
-      } else {
-        ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), row, s.n_embd);
-      }
-      positions_[size_t(t)] = int32_t(run.first_position + i);
-      run_of_[size_t(t)] = int32_t(r);
-    }
-  }
 
   for (int64_t l = 0; l < s.n_layer; ++l) {
     const LayerWeights& layer = w.layers[size_t(l)];
@@ -142,15 +158,11 @@ void LlamaForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
   logits.resize(size_t(n_out * s.n_vocab));
   if (n_out == 0) return;
   int64_t out = 0;
-  for (int64_t r = 0, t0 = 0; r < int64_t(batch.runs.size()); t0 += batch.runs[size_t(r)].n_tokens, ++r) {
-    const SequenceRun& run = batch.runs[size_t(r)];
-    const int64_t first = run.logits == LogitsWanted::All ? t0 : t0 + run.n_tokens - 1;
-    const int64_t rows = run.logits == LogitsWanted::All ? run.n_tokens : run.logits == LogitsWanted::Last ? 1 : 0;
-    if (rows == 0) continue;
+  for_each_logits_rows(batch, [&](int64_t first, int64_t rows) {
     ref::rms_norm(x_.data() + first * s.n_embd, as_f32(w.output_norm), rows, s.n_embd, s.rms_eps,
                   xn_.data() + out * s.n_embd);
     out += rows;
-  }
+  });
   matmul({job(w.output, logits.data())}, xn_.data(), n_out);
 }
 

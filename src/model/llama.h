@@ -25,6 +25,13 @@ class LlamaMirrorForward;
 enum class Numerics { Native, Ggml };
 std::optional<Numerics> parse_numerics(std::string_view name);  // "native", "ggml"
 
+// The batch's token embeddings into x (n_tokens, n_embd), each token's position and run index.
+// Error on an id outside the vocabulary.
+void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>& x, std::vector<int32_t>& positions,
+                 std::vector<int32_t>& run_of);
+// rows(first token, count) for each run's tokens whose logits are wanted, in run order.
+void for_each_logits_rows(const TokenBatch& batch, const std::function<void(int64_t first, int64_t n)>& rows);
+
 class LlamaForward {
  public:
   // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).

@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "model/llama.h"
 #include "kernels/cpu/packed_layout.h"
-#include "kernels/ref/dequant.h"
 
 namespace ridge {
 namespace {
@@ -143,31 +143,15 @@ void LlamaMirrorForward::forward(const TokenBatch& batch, KvStore& store, std::v
   if (store.layout().dtype != KvDtype::F16) fail("--numerics ggml needs an f16 KV cache");
   const auto n = int64_t(batch.tokens.size());
   const int64_t E = s.n_embd;
-  x_.resize(size_t(n * E));
-  xn_.resize(x_.size());
-  proj_.resize(x_.size());
+  xn_.resize(size_t(n * E));
+  proj_.resize(xn_.size());
   q_.resize(size_t(n * s.q_dim()));
   attn_.resize(q_.size());
   k_.resize(size_t(n * s.kv_dim()));
   v_.resize(k_.size());
   gate_.resize(size_t(n * s.n_ff));
   up_.resize(gate_.size());
-  positions_.resize(size_t(n));
-  run_of_.resize(size_t(n));
-  for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); ++r) {
-    const SequenceRun& run = batch.runs[size_t(r)];
-    for (int64_t i = 0; i < run.n_tokens; ++i, ++t) {
-      const int32_t id = batch.tokens[size_t(t)];
-      if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
-      if (w.token_embd.packed) {
-        cpu::dequantize_packed_row(w.token_embd.type, w.token_embd.data, w.token_embd.rows, E, id, x_.data() + t * E);
-      } else {
-        ref::dequantize_row(w.token_embd.type, w.token_embd.row(id), x_.data() + t * E, E);
-      }
-      positions_[size_t(t)] = int32_t(run.first_position + i);
-      run_of_[size_t(t)] = int32_t(r);
-    }
-  }
+  embed_batch(model_, batch, x_, positions_, run_of_);
   auto per_token = [&](const auto& body) {
     pool.parallel_for(n, 1, [&](int64_t begin, int64_t end) {
       for (int64_t t = begin; t < end; ++t) body(t);
@@ -207,13 +191,10 @@ void LlamaMirrorForward::forward(const TokenBatch& batch, KvStore& store, std::v
   logits.resize(size_t(n_out * s.n_vocab));
   if (n_out == 0) return;
   int64_t out = 0;
-  for (int64_t r = 0, t0 = 0; r < int64_t(batch.runs.size()); t0 += batch.runs[size_t(r)].n_tokens, ++r) {
-    const SequenceRun& run = batch.runs[size_t(r)];
-    const int64_t first = run.logits == LogitsWanted::All ? t0 : t0 + run.n_tokens - 1;
-    const int64_t rows = run.logits == LogitsWanted::All ? run.n_tokens : run.logits == LogitsWanted::Last ? 1 : 0;
+  for_each_logits_rows(batch, [&](int64_t first, int64_t rows) {
     for (int64_t i = 0; i < rows; ++i, ++out)
       mirror::rms_norm_mul(&x_[(first + i) * E], as_f32(w.output_norm), E, s.rms_eps, &xn_[out * E]);
-  }
+  });
   matmul(w.output, xn_.data(), n_out, logits.data(), pool);
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/fp16.h"
+#include "random_vector.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/attention.h"
 #include "kernels/ref/matmul.h"
@@ -15,13 +16,7 @@
 namespace ridge::ref {
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using testing::random_vector;
 
 TEST(RefMatmul, F32MatchesDoubleDotOverAwkwardShapes) {
   for (auto [rows, cols, tokens] : {std::tuple{1, 1, 1}, {7, 33, 3}, {64, 257, 1}, {5, 4097, 2}}) {
