@@ -79,12 +79,20 @@ class ModelRunner {
 
 std::string model_label(const std::string& path) { return std::filesystem::path(path).stem().string(); }
 
+// The layers' type; "Q4_K>Q4_1" when the file's type was re-encoded at load.
+std::string layer_type(const Model& model) {
+  if (model.weights.layers.empty()) return std::string(1, '?');
+  const WeightRef& up = model.weights.layers[0].w_up;
+  if (!up.recoded_from) return std::string(dtype_name(up.type));
+  return fmt::format("{}>{}", dtype_name(*up.recoded_from), dtype_name(up.type));
+}
+
 BenchResult describe(const std::string& path, const Model& model, const ModelCost& cost, int threads, std::string test,
                      int64_t n_tokens) {
   BenchResult r;
   r.model = model_label(path);
   r.path = path;
-  r.weight_type = model.weights.layers.empty() ? "?" : std::string(dtype_name(model.weights.layers[0].w_up.type));
+  r.weight_type = layer_type(model);
   r.model_bytes = cost.file_weight_bytes;
   r.params = cost.matmul_params;
   r.threads = threads;

@@ -24,7 +24,7 @@ struct BenchOptions {
 struct BenchResult {
   std::string model;        // file name without .gguf
   std::string path;
-  std::string weight_type;  // the layers' type
+  std::string weight_type;  // the layers' type ("Q4_K>Q4_1": the file's, re-encoded at load as the second)
   int64_t model_bytes = 0;
   int64_t params = 0;
   int threads = 0;

@@ -23,9 +23,9 @@ std::string human_bytes(int64_t bytes) {
 }
 
 void print_table(const std::vector<bench::BenchResult>& results, bool have_profile) {
-  std::printf("| %-32s | %-5s | %10s | %7s | %7s | %18s | %8s | %8s |\n", "model", "type", "size", "threads", "test",
+  std::printf("| %-32s | %-9s | %10s | %7s | %7s | %18s | %8s | %8s |\n", "model", "type", "size", "threads", "test",
               "t/s", "GB/s", "% bw");
-  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(34, '-').c_str(), std::string(7, '-').c_str(),
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|%s|\n", std::string(34, '-').c_str(), std::string(11, '-').c_str(),
               std::string(12, '-').c_str(), std::string(9, '-').c_str(), std::string(9, '-').c_str(),
               std::string(20, '-').c_str(), std::string(10, '-').c_str(), std::string(10, '-').c_str());
   for (const auto& r : results) {
@@ -35,7 +35,7 @@ void print_table(const std::vector<bench::BenchResult>& results, bool have_profi
     const std::string rate = decode ? fmt::format("{:.1f}", r.bandwidth_gbs) : fmt::format("{:.0f} GF/s", r.gflops);
     const std::string fraction = r.bandwidth_fraction ? fmt::format("{:.0f}%", *r.bandwidth_fraction * 100) : "";
     // fmt pads by characters, so "±" keeps the columns straight.
-    fmt::print("| {:<32} | {:<5} | {:>10} | {:>7} | {:>7} | {:>18} | {:>8} | {:>8} |\n", r.model, r.weight_type,
+    fmt::print("| {:<32} | {:<9} | {:>10} | {:>7} | {:>7} | {:>18} | {:>8} | {:>8} |\n", r.model, r.weight_type,
                human_bytes(r.model_bytes), r.threads, r.test, speed, rate, fraction);
   }
   if (!have_profile) std::printf("\n(no machine profile: run `ridge probe` to see each figure against measured bandwidth)\n");

@@ -12,6 +12,7 @@ namespace {
 const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
 
 void require_matrix(const WeightRef& w, const char* name) {
+  if (w.recoded_from) fail("--numerics ggml needs the file's own types; {} was re-encoded at load (RIDGE_PACK=0 keeps it)", name);
   if (w.type != DType::Q4_1 && w.type != DType::Q8_0)
     fail("--numerics ggml covers Q4_1 and Q8_0 matrices; {} is {}", name, dtype_name(w.type));
 }

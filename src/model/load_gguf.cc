@@ -1,13 +1,13 @@
 #include "model/load_gguf.h"
 #include "model/pack_weights.h"
 
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/huge_pages.h"
 #include "kernels/ref/dequant.h"
 
 namespace ridge {
@@ -15,33 +15,13 @@ namespace {
 
 constexpr std::array kArchitectures = {"llama", "mistral", "qwen2"};
 
-// Anonymous memory on transparent huge pages. Decode reads every weight once per token: from a
-// 4 KiB-page file mapping, page-table walks and TLB misses cost more than the reads on virtual
-// machines, so the tensor data is copied here once at load (tens of ms per 100 MB).
-class HugePageBuffer {
- public:
-  explicit HugePageBuffer(size_t size) : size_(size) {
-    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) fail("cannot allocate {} bytes for the weights", size);
-    ::madvise(p, size, MADV_HUGEPAGE);  // advisory: without THP the copy still avoids file faults
-    data_ = static_cast<uint8_t*>(p);
-  }
-  ~HugePageBuffer() { ::munmap(data_, size_); }
-  HugePageBuffer(const HugePageBuffer&) = delete;
-  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
-  uint8_t* data() const { return data_; }
-
- private:
-  uint8_t* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // Keeps the mapped file alive, the weights' huge-page copy, and f32 copies of small vectors
 // (norms, biases) stored in other types.
 struct GgufStorage {
   std::shared_ptr<const gguf::GgufFile> file;
   std::vector<std::vector<float>> f32_copies;
   std::unique_ptr<HugePageBuffer> weights;
+  std::vector<std::unique_ptr<HugePageBuffer>> recoded;  // matrices re-encoded at load (pack_weights.h)
 };
 
 // Copies the file's tensor data section into huge pages and points every weight view there.
@@ -150,7 +130,7 @@ Model load_gguf_model(const std::string& path) {
 }
 
 Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
-  auto storage = std::make_shared<GgufStorage>(GgufStorage{std::move(file), {}, nullptr});
+  auto storage = std::make_shared<GgufStorage>(GgufStorage{std::move(file), {}, nullptr, {}});
   Model model;
   {
     model.spec = model_spec_from_gguf(*storage->file);
@@ -180,7 +160,8 @@ Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
     }
   }
   move_weights_to_huge_pages(*storage, model.weights);
-  pack_weights_for_cpu(model.weights);  // the copy is ours: regroup it for the CPU kernels in place
+  // The copy is ours: regroup it for the CPU kernels in place (re-encoded matrices move to new buffers).
+  storage->recoded = pack_weights_for_cpu(model.weights).buffers;
   model.storage = storage;
   return model;
 }

@@ -2,6 +2,7 @@
 // Views of a model's weights, kept in their stored format (GGUF blocks, f16, bf16, f32):
 // kernels dequantize inside the matmul, so nothing is converted at load.
 #include <cstdint>
+#include <optional>
 #include <memory>
 #include <vector>
 
@@ -18,6 +19,7 @@ struct WeightRef {
   int64_t rows = 0;
   int64_t cols = 0;
   bool packed = false;  // repacked at load for the CPU kernels (kernels/cpu/packed_layout.h); same bytes per row
+  std::optional<DType> recoded_from = std::nullopt;  // the file's type, when re-encoded at load (kernels/ref/recode.h)
 
   bool present() const { return data != nullptr; }
   int64_t row_bytes() const { return dtype_row_bytes(type, cols); }

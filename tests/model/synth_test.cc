@@ -9,6 +9,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/ref/dequant.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
@@ -22,6 +23,23 @@
 
 namespace ridge::synth {
 namespace {
+
+// A two-layer llama with four query heads over two KV heads.
+SynthOptions two_layer_llama(int64_t n_vocab, int64_t n_embd, int64_t head_dim, int64_t n_ff) {
+  SynthOptions o;
+  o.spec.arch = "llama";
+  o.spec.name = "tiny";
+  o.spec.n_vocab = n_vocab;
+  o.spec.n_embd = n_embd;
+  o.spec.n_layer = 2;
+  o.spec.n_head = 4;
+  o.spec.n_head_kv = 2;
+  o.spec.head_dim = head_dim;
+  o.spec.rope_dim = head_dim;
+  o.spec.n_ff = n_ff;
+  o.spec.n_ctx_train = 256;
+  return o;
+}
 
 std::string temp_path(const std::string& name) {
   return (std::filesystem::temp_directory_path() / (name + "_" + std::to_string(getpid()) + ".gguf")).string();
@@ -157,18 +175,7 @@ TEST(SynthModel, RandomRowsHaveTheAskedSpreadInEveryType) {
 
 TEST(SynthModel, AWrittenModelLoadsTokenizesAndRuns) {
   const std::string path = temp_path("synth_small");
-  SynthOptions o;
-  o.spec.arch = "llama";
-  o.spec.name = "tiny";
-  o.spec.n_vocab = 400;
-  o.spec.n_embd = 64;
-  o.spec.n_layer = 2;
-  o.spec.n_head = 4;
-  o.spec.n_head_kv = 2;
-  o.spec.head_dim = 16;
-  o.spec.rope_dim = 16;
-  o.spec.n_ff = 128;
-  o.spec.n_ctx_train = 256;
+  SynthOptions o = two_layer_llama(400, 64, 16, 128);
   o.type = DType::Q4_1;
   write_synth_model(o, path);
 
@@ -188,6 +195,42 @@ TEST(SynthModel, AWrittenModelLoadsTokenizesAndRuns) {
   const Tokenizer tokenizer = Tokenizer::from_gguf(file);
   EXPECT_LT(tokenizer.encode("hello world", false, false).size(), size_t(11));  // merges make multi-letter pieces
   std::filesystem::remove(path);
+}
+
+// Q4_K and Q5_0 matrices are re-encoded at load on AVX-512 VNNI CPUs (model/pack_weights.h); the
+// logits stay those of the file's own types (RIDGE_PACK=0: read as stored) up to activation and
+// scale rounding.
+TEST(SynthModel, RecodedMatricesGiveTheLogitsOfTheFileTypes) {
+  if (cpu::active_isa() != cpu::Isa::Avx512Vnni) GTEST_SKIP() << "matrices are re-encoded on AVX-512 VNNI CPUs only";
+  for (DType type : {DType::Q4_K, DType::Q5_0}) {
+    const std::string path = temp_path("synth_recode");
+    SynthOptions o = two_layer_llama(512, 256, 64, 512);
+    o.type = type;
+    o.stddev = 0.05f;
+    write_synth_model(o, path);
+    const std::vector<int32_t> tokens = {0, 5, 300, 511, 17, 42};
+    auto logits_of = [&](bool keep_file_types) {
+      if (keep_file_types) setenv("RIDGE_PACK", "0", 1);
+      const Model model = load_model(path);
+      unsetenv("RIDGE_PACK");
+      const WeightRef& up = model.weights.layers[1].w_up;
+      EXPECT_EQ(up.recoded_from.has_value(), !keep_file_types);
+      EXPECT_EQ(up.type, keep_file_types ? type : type == DType::Q4_K ? DType::Q4_1 : DType::Q8_0);
+      LlamaForward forward(model, 2);
+      KvCache cache = forward.make_cache(16);
+      std::vector<float> logits;
+      forward.forward(tokens, cache, /*all_logits=*/true, logits);
+      return logits;
+    };
+    const auto stored = logits_of(true), recoded = logits_of(false);
+    double num = 0, den = 0;
+    for (size_t i = 0; i < stored.size(); ++i) {
+      num += (double(recoded[i]) - stored[i]) * (double(recoded[i]) - stored[i]);
+      den += double(stored[i]) * stored[i];
+    }
+    EXPECT_LT(std::sqrt(num / den), 0.02) << dtype_name(type);  // relative RMS difference of the logits
+    std::filesystem::remove(path);
+  }
 }
 
 }  // namespace
