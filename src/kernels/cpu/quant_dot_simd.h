@@ -121,76 +121,130 @@ inline void run_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t blo
     for (int j = 0; j < NR; ++j) task.y[(t + i) * task.y_stride + r + j] = out[i * NR + j];
 }
 
-// Q6_K: 256-element super-blocks (ql: 128 low nibbles, qh: 64 bytes of 2-bit highs, 16 int8 scales,
-// f16 d); value = d * scale[16-group] * (q - 32). Each half (128 values) unpacks into four 32-value
-// groups, one activation block each; the two 16-value halves of a group carry their own scale,
-// which multiplies its four int32 lanes.
-inline float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
-  const uint8_t* ql = blk;
-  const uint8_t* qh = blk + 128;
-  const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
-  const float d = load_f16(blk + 208);
-  const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03), bias = _mm256_set1_epi8(32);
-  __m256 acc = _mm256_setzero_ps();
-  for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8) {
-    const __m256i l0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql));
-    const __m256i l1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 32));
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qh));
-    const __m256i groups[4] = {
-        _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_slli_epi16(_mm256_and_si256(h, low2), 4)),
-        _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2), low2), 4)),
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4),
-                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 4), low2), 4)),
-        _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
-                        _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 6), low2), 4)),
-    };
-    for (int g = 0; g < 4; ++g) {
-      const ActBlock& a = acts[half * 4 + g];
-      const __m256i w = _mm256_sub_epi8(groups[g], bias);
-      const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-      const __m256i lanes = dot_u8_s8(_mm256_sign_epi8(w, w), _mm256_sign_epi8(q, w));
-      const __m256i scales = _mm256_set_m128i(_mm_set1_epi32(sc[2 * g + 1]), _mm_set1_epi32(sc[2 * g]));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(_mm256_mullo_epi32(lanes, scales)), acc);
-    }
-  }
-  return hsum(acc);
+// K quants: 256-value super-blocks of eight 32-value groups. Each group is unpacked once into int8
+// weights and its integer scales as f32, then dotted with up to NT tokens. For one (row, token) the
+// arithmetic is a fixed chain whatever the tile: per group, the int32 lanes of Σ w·a (each lane
+// four values) times the group's integer scales, fused into an 8-lane accumulator with
+// d * a.d; Q4_K's minimums through the activation blocks' exact sums in a scalar chain; each
+// super-block's lanes summed horizontally and added to the row's running f32 sum.
+struct KHeader {
+  float d, dmin;
+  int32_t scale[8];  // Q4_K's 6-bit scales (Q6_K's sit in its groups)
+  float min[8];      // Q4_K's 6-bit minimums
+};
+
+struct KGroup {
+  __m256i w;      // Q6_K: q - 32 (signed); Q4_K: q (unsigned nibbles)
+  __m256i scale;  // Q6_K: lanes 0-3 and 4-7 carry the two 16-value halves' scales
+};
+
+// Q6_K (ql: 128 bytes of low nibbles, qh: 64 bytes of 2-bit highs, 16 int8 scales, f16 d). Group g
+// of half h: low nibbles of ql[64h + 32(g & 1)..] (high nibbles when g & 2), bits 2g of qh[32h..].
+inline KHeader q6k_header(const uint8_t* blk) { return {load_f16(blk + 208), 0.0f, {}, {}}; }
+inline KGroup q6k_group(const uint8_t* blk, int group) {
+  const int half = group / 4, g = group % 4;
+  const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * half + 32 * (g & 1)));
+  const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 128 + 32 * half));
+  const __m256i low4 = _mm256_set1_epi8(0x0f), low2 = _mm256_set1_epi8(0x03);
+  const __m256i low = _mm256_and_si256(g & 2 ? _mm256_srli_epi16(l, 4) : l, low4);
+  const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(h, 2 * g), low2), 4);
+  const auto* sc = reinterpret_cast<const int8_t*>(blk + 192 + 8 * half + 2 * g);
+  return {_mm256_sub_epi8(_mm256_or_si256(low, high), _mm256_set1_epi8(32)),
+          _mm256_set_m128i(_mm_set1_epi32(sc[1]), _mm_set1_epi32(sc[0]))};
 }
 
-// Q4_K: 256-element super-blocks (f16 d and dmin, 6-bit scale and min per 32 values, 128 bytes of
-// nibbles: each 32 bytes hold two sub-blocks, low nibbles first); value = d * scale * q - dmin * min.
-// Each sub-block is one activation block: its int32 lanes times its scale, and its min through the
-// activation block's exact sum.
-inline float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
-  const float d = load_f16(blk), dmin = load_f16(blk + 2);
-  const __m256i low4 = _mm256_set1_epi8(0x0f);
-  __m256 acc = _mm256_setzero_ps();
-  float mins = 0.0f;
-  for (int j = 0; j < 4; ++j) {
-    const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * j));
-    const __m256i halves[2] = {_mm256_and_si256(raw, low4), _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4)};
-    for (int h = 0; h < 2; ++h) {
-      const int s = 2 * j + h;
-      uint8_t sc, m;
-      ref::unpack_scale_min_k4(blk + 4, s, sc, m);
-      const ActBlock& a = acts[s];
-      const __m256i lanes = dot_u8_s8(halves[h], _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q)));
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d * a.d), _mm256_cvtepi32_ps(_mm256_mullo_epi32(lanes, _mm256_set1_epi32(sc))), acc);
-      mins += (dmin * a.d) * float(m * a.sum);
-    }
+// Q4_K (f16 d and dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32 bytes hold
+// two groups, low nibbles first).
+inline KHeader q4k_header(const uint8_t* blk) {
+  KHeader h{load_f16(blk), load_f16(blk + 2), {}, {}};
+  for (int g = 0; g < 8; ++g) {
+    uint8_t sc, m;
+    ref::unpack_scale_min_k4(blk + 4, g, sc, m);
+    h.scale[g] = sc;
+    h.min[g] = float(m);
   }
-  return hsum(acc) - mins;
+  return h;
+}
+inline KGroup q4k_group(const uint8_t* blk, const KHeader& h, int g) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * (g / 2)));
+  const __m256i q = _mm256_and_si256(g & 1 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0f));
+  return {q, _mm256_set1_epi32(h.scale[g])};
 }
 
-template <float (*SuperBlockDot)(const uint8_t*, const ActBlock*), int64_t kSuperBytes>
+template <DType T>
+inline void k_group_dot(const KGroup& k, const KHeader& h, int g, const ActBlock& a, __m256& acc, float& mins) {
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+  __m256i lanes;
+  if constexpr (T == DType::Q6_K) {
+    lanes = dot_u8_s8(_mm256_sign_epi8(k.w, k.w), _mm256_sign_epi8(q, k.w));
+  } else {
+    lanes = dot_u8_s8(k.w, q);
+    mins += (h.dmin * a.d) * (h.min[g] * float(a.sum));
+  }
+  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(lanes, k.scale)), _mm256_set1_ps(h.d * a.d), acc);
+}
+
+template <DType T, int NR, int NT>
+inline void k_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t super_bytes) {
+  float sum[NR][NT] = {};
+  for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
+    const uint8_t* blk[NR];
+    KHeader h[NR];
+    for (int i = 0; i < NR; ++i) {
+      blk[i] = task.w + (r + i) * task.row_bytes + b * super_bytes;
+      // Decode streams each row once: ask for every cache line ~2 KiB ahead before it is needed.
+      if constexpr (NT == 1)
+        for (int64_t line = 0; line < super_bytes; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(blk[i]) + 2048 + line, _MM_HINT_T0);
+      h[i] = T == DType::Q6_K ? q6k_header(blk[i]) : q4k_header(blk[i]);
+    }
+    // A fresh accumulator per super-block keeps the dependency chains short.
+    __m256 acc[NR][NT];
+    float mins[NR][NT];
+    for (int i = 0; i < NR; ++i)
+      for (int j = 0; j < NT; ++j) acc[i][j] = _mm256_setzero_ps(), mins[i][j] = 0.0f;
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      KGroup k[NR];
+      for (int i = 0; i < NR; ++i) k[i] = T == DType::Q6_K ? q6k_group(blk[i], g) : q4k_group(blk[i], h[i], g);
+      for (int j = 0; j < NT; ++j) {
+        const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
+        for (int i = 0; i < NR; ++i) k_group_dot<T>(k[i], h[i], g, a, acc[i][j], mins[i][j]);
+      }
+    }
+    for (int i = 0; i < NR; ++i)
+      for (int j = 0; j < NT; ++j) sum[i][j] += hsum(acc[i][j]) - mins[i][j];
+  }
+  for (int j = 0; j < NT; ++j)
+    for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = sum[i][j];
+}
+
+// Decode: four rows per token keep four chains in flight; many tokens: two rows against four
+// tokens share each unpacked super-block, a chunk of tokens at a time so their activations stay in L2.
+template <DType T>
 inline void run_k_task(const QuantDotTask& task) {
-  const int64_t n_super = task.n_blocks / 8;
-  for (int64_t t = 0; t < task.n_tokens; ++t) {
-    const ActBlock* acts = task.acts + t * task.n_blocks;
-    for (int64_t r = task.row_begin; r < task.row_end; ++r) {
-      const uint8_t* row = task.w + r * task.row_bytes;
-      float sum = 0.0f;
-      for (int64_t b = 0; b < n_super; ++b) sum += SuperBlockDot(row + b * kSuperBytes, acts + b * 8);
-      task.y[t * task.y_stride + r] = sum;
+  const int64_t super_bytes = dtype_info(T).block_bytes;
+  if (task.n_tokens < 4) {
+    for (int64_t t = 0; t < task.n_tokens; ++t) {
+      int64_t r = task.row_begin;
+      for (; r + 1 <= task.row_end; r += 1) k_tile<T, 1, 1>(task, r, t, super_bytes);
+      for (; r < task.row_end; ++r) k_tile<T, 1, 1>(task, r, t, super_bytes);
+    }
+    return;
+  }
+  constexpr int64_t kTokenChunk = 64;
+  for (int64_t t0 = 0; t0 < task.n_tokens; t0 += kTokenChunk) {
+    const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
+    int64_t r = task.row_begin;
+    for (; r + 2 <= task.row_end; r += 2) {
+      int64_t t = t0;
+      for (; t + 4 <= t_end; t += 4) k_tile<T, 2, 4>(task, r, t, super_bytes);
+      for (; t < t_end; ++t) k_tile<T, 2, 1>(task, r, t, super_bytes);
+    }
+    for (; r < task.row_end; ++r) {
+      int64_t t = t0;
+      for (; t + 4 <= t_end; t += 4) k_tile<T, 1, 4>(task, r, t, super_bytes);
+      for (; t < t_end; ++t) k_tile<T, 1, 1>(task, r, t, super_bytes);
     }
   }
 }
@@ -231,8 +285,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q4_0: return RIDGE_QDOT_NS::run_task<DType::Q4_0>(task);
     case DType::Q4_1: return RIDGE_QDOT_NS::run_task<DType::Q4_1>(task);
     case DType::Q8_0: return RIDGE_QDOT_NS::run_task<DType::Q8_0>(task);
-    case DType::Q4_K: return RIDGE_QDOT_NS::run_k_task<RIDGE_QDOT_NS::q4k_dot_superblock, 144>(task);
-    case DType::Q6_K: return RIDGE_QDOT_NS::run_k_task<RIDGE_QDOT_NS::q6k_dot_superblock, 210>(task);
+    case DType::Q4_K: return RIDGE_QDOT_NS::run_k_task<DType::Q4_K>(task);
+    case DType::Q6_K: return RIDGE_QDOT_NS::run_k_task<DType::Q6_K>(task);
     default: break;
   }
 }
