@@ -219,16 +219,18 @@ inline void k_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t super
     for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = sum[i][j];
 }
 
-// Decode: four rows per token keep four chains in flight; many tokens: two rows against four
-// tokens share each unpacked super-block, a chunk of tokens at a time so their activations stay in L2.
-template <DType T>
-inline void run_k_task(const QuantDotTask& task) {
-  const int64_t super_bytes = dtype_info(T).block_bytes;
+// The tiles a task is cut into. Decode: weights stream from memory once, kDecodeRows rows per
+// token at a time (more chains in flight, or, for the K quants' long per-row chains, one row).
+// Many tokens: two rows against four tokens share each unpacked block, a chunk of tokens at a time
+// so their activations stay in L2 while the rows stream by. Tiles::tile<NR, NT>(task, r, t).
+template <class Tiles>
+void run_tiled(const QuantDotTask& task) {
+  constexpr int kDecodeRows = Tiles::kDecodeRows;
   if (task.n_tokens < 4) {
     for (int64_t t = 0; t < task.n_tokens; ++t) {
       int64_t r = task.row_begin;
-      for (; r + 1 <= task.row_end; r += 1) k_tile<T, 1, 1>(task, r, t, super_bytes);
-      for (; r < task.row_end; ++r) k_tile<T, 1, 1>(task, r, t, super_bytes);
+      for (; r + kDecodeRows <= task.row_end; r += kDecodeRows) Tiles::template tile<kDecodeRows, 1>(task, r, t);
+      for (; r < task.row_end; ++r) Tiles::template tile<1, 1>(task, r, t);
     }
     return;
   }
@@ -238,55 +240,44 @@ inline void run_k_task(const QuantDotTask& task) {
     int64_t r = task.row_begin;
     for (; r + 2 <= task.row_end; r += 2) {
       int64_t t = t0;
-      for (; t + 4 <= t_end; t += 4) k_tile<T, 2, 4>(task, r, t, super_bytes);
-      for (; t < t_end; ++t) k_tile<T, 2, 1>(task, r, t, super_bytes);
+      for (; t + 4 <= t_end; t += 4) Tiles::template tile<2, 4>(task, r, t);
+      for (; t < t_end; ++t) Tiles::template tile<2, 1>(task, r, t);
     }
     for (; r < task.row_end; ++r) {
       int64_t t = t0;
-      for (; t + 4 <= t_end; t += 4) k_tile<T, 1, 4>(task, r, t, super_bytes);
-      for (; t < t_end; ++t) k_tile<T, 1, 1>(task, r, t, super_bytes);
+      for (; t + 4 <= t_end; t += 4) Tiles::template tile<1, 4>(task, r, t);
+      for (; t < t_end; ++t) Tiles::template tile<1, 1>(task, r, t);
     }
   }
 }
 
 template <DType T>
-void run_task(const QuantDotTask& task) {
-  const int64_t block_bytes = dtype_info(T).block_bytes;
-  if (task.n_tokens < 4) {
-    // Decode: weights stream from memory once; 4 rows at a time keep 4 chains in flight per token.
-    for (int64_t t = 0; t < task.n_tokens; ++t) {
-      int64_t r = task.row_begin;
-      for (; r + 4 <= task.row_end; r += 4) run_tile<T, 4, 1>(task, r, t, block_bytes);
-      for (; r < task.row_end; ++r) run_tile<T, 1, 1>(task, r, t, block_bytes);
-    }
-    return;
+struct BlockTiles {
+  static constexpr int kDecodeRows = 4;
+  template <int NR, int NT>
+  static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
+    run_tile<T, NR, NT>(task, r, t, dtype_info(T).block_bytes);
   }
-  constexpr int64_t kTokenChunk = 64;  // keeps a chunk of activations in L2 while rows stream by
-  for (int64_t t0 = 0; t0 < task.n_tokens; t0 += kTokenChunk) {
-    const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
-    int64_t r = task.row_begin;
-    for (; r + 2 <= task.row_end; r += 2) {
-      int64_t t = t0;
-      for (; t + 4 <= t_end; t += 4) run_tile<T, 2, 4>(task, r, t, block_bytes);
-      for (; t < t_end; ++t) run_tile<T, 2, 1>(task, r, t, block_bytes);
-    }
-    for (; r < task.row_end; ++r) {
-      int64_t t = t0;
-      for (; t + 4 <= t_end; t += 4) run_tile<T, 1, 4>(task, r, t, block_bytes);
-      for (; t < t_end; ++t) run_tile<T, 1, 1>(task, r, t, block_bytes);
-    }
+};
+
+template <DType T>
+struct KTiles {
+  static constexpr int kDecodeRows = 1;
+  template <int NR, int NT>
+  static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
+    k_tile<T, NR, NT>(task, r, t, dtype_info(T).block_bytes);
   }
-}
+};
 
 }  // namespace RIDGE_QDOT_NS
 
 void RIDGE_QDOT_FN(const QuantDotTask& task) {
   switch (task.type) {
-    case DType::Q4_0: return RIDGE_QDOT_NS::run_task<DType::Q4_0>(task);
-    case DType::Q4_1: return RIDGE_QDOT_NS::run_task<DType::Q4_1>(task);
-    case DType::Q8_0: return RIDGE_QDOT_NS::run_task<DType::Q8_0>(task);
-    case DType::Q4_K: return RIDGE_QDOT_NS::run_k_task<DType::Q4_K>(task);
-    case DType::Q6_K: return RIDGE_QDOT_NS::run_k_task<DType::Q6_K>(task);
+    case DType::Q4_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_0>>(task);
+    case DType::Q4_1: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_1>>(task);
+    case DType::Q8_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q8_0>>(task);
+    case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::KTiles<DType::Q4_K>>(task);
+    case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::KTiles<DType::Q6_K>>(task);
     default: break;
   }
 }
