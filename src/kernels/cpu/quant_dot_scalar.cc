@@ -1,5 +1,6 @@
 // Portable integer dot kernels: the same arithmetic as the SIMD ones (int32 block sums, f32 scales),
 // used on CPUs without AVX2 and as the reference the SIMD kernels are tested against.
+#include <cmath>
 #include <cstring>
 
 #include "core/fp16.h"
@@ -41,14 +42,15 @@ bool quant_dot_supported(DType type) {
 
 namespace {
 
-// Q6_K super-block against its 8 activation blocks, in the SIMD kernels' arithmetic:
-// one int32 sum per 16 values times its scale, one f32 scale d * act.d per 32 values.
-float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
+// Q6_K super-block against its 8 activation blocks, continuing the row's chain `acc` in the
+// arithmetic every Q6_K kernel performs: per 32-value group, the exact integer
+// I = sc_lo * Σ_lo w·a + sc_hi * Σ_hi w·a over its two 16-value halves (|I| < 2^24, so float(I) is
+// exact), then acc = fma(float(I), d * a.d, acc), group after group along the row.
+float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts, float acc) {
   const uint8_t* ql = blk;
   const uint8_t* qh = blk + 128;
   const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
   const float d = load_f16(blk + 208);
-  float sum = 0.0f;
   for (int half = 0; half < 2; ++half, ql += 64, qh += 32, sc += 8) {
     for (int g = 0; g < 4; ++g) {
       const ActBlock& a = acts[half * 4 + g];
@@ -58,10 +60,10 @@ float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
         const int high = (qh[l] >> (2 * g)) & 0x03;
         part[l / 16] += ((low | high << 4) - 32) * a.q[l];
       }
-      sum += d * a.d * float(part[0] * sc[2 * g] + part[1] * sc[2 * g + 1]);
+      acc = std::fma(float(part[0] * sc[2 * g] + part[1] * sc[2 * g + 1]), d * a.d, acc);
     }
   }
-  return sum;
+  return acc;
 }
 
 // Q4_K super-block (d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32
@@ -96,7 +98,7 @@ void quant_dot_scalar(const QuantDotTask& task) {
         for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
           const uint8_t* blk = task.w + r * task.row_bytes + b * super_bytes;
           const ActBlock* acts = task.acts + t * task.n_blocks + b * 8;
-          sum += q6 ? q6k_dot_superblock(blk, acts) : q4k_dot_superblock(blk, acts);
+          sum = q6 ? q6k_dot_superblock(blk, acts, sum) : sum + q4k_dot_superblock(blk, acts);
         }
         task.y[t * task.y_stride + r] = sum;
       }

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/k_scales.h"
@@ -126,18 +127,10 @@ inline void run_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t blo
     for (int j = 0; j < NR; ++j) task.y[(t + i) * task.y_stride + r + j] = out[i * NR + j];
 }
 
-// K quants: 256-value super-blocks of eight 32-value groups. Each group is unpacked once into int8
-// weights and its integer scales as f32, then dotted with up to NT tokens. For one (row, token) the
-// arithmetic is a fixed chain whatever the tile: per group, the int32 lanes of Σ w·a (each lane
-// four values) times the group's integer scales, fused into an 8-lane accumulator with
-// d * a.d; Q4_K's minimums through the activation blocks' exact sums in a scalar chain; each
-// super-block's lanes summed horizontally and added to the row's running f32 sum.
-struct KHeader {
-  float d, dmin;
-  int32_t scale[8];  // Q4_K's 6-bit scales (Q6_K's sit in its groups)
-  float min[8];      // Q4_K's 6-bit minimums
-};
-
+// K quants: 256-value super-blocks of eight 32-value groups, each group unpacked once into int8
+// weights and its integer scales, then dotted with up to NT tokens (a tile of NR rows x NT tokens).
+// For one (row, token) the arithmetic is a fixed chain whatever the tile, so a token's result is the
+// same bits alone as in a batch.
 struct KGroup {
   __m256i w;      // Q6_K: q - 32 (signed); Q4_K: q (unsigned nibbles)
   __m256i scale;  // Q6_K: lanes 0-3 and 4-7 carry the two 16-value halves' scales
@@ -145,7 +138,6 @@ struct KGroup {
 
 // Q6_K (ql: 128 bytes of low nibbles, qh: 64 bytes of 2-bit highs, 16 int8 scales, f16 d). Group g
 // of half h: low nibbles of ql[64h + 32(g & 1)..] (high nibbles when g & 2), bits 2g of qh[32h..].
-inline KHeader q6k_header(const uint8_t* blk) { return {load_f16(blk + 208), 0.0f, {}, {}}; }
 inline KGroup q6k_group(const uint8_t* blk, int group) {
   const int half = group / 4, g = group % 4;
   const __m256i l = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 64 * half + 32 * (g & 1)));
@@ -159,9 +151,17 @@ inline KGroup q6k_group(const uint8_t* blk, int group) {
 }
 
 // Q4_K (f16 d and dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32 bytes hold
-// two groups, low nibbles first).
-inline KHeader q4k_header(const uint8_t* blk) {
-  KHeader h{load_f16(blk), load_f16(blk + 2), {}, {}};
+// two groups, low nibbles first). Per group, the int32 lanes of Σ w·a (four values each) times the
+// group's scale, fused into an 8-lane accumulator with d * a.d; the minimums through the activation
+// blocks' exact sums in a scalar chain; each super-block's lanes summed and added to the row's sum.
+struct Q4kHeader {
+  float d, dmin;
+  int32_t scale[8];
+  float min[8];
+};
+
+inline Q4kHeader q4k_header(const uint8_t* blk) {
+  Q4kHeader h{load_f16(blk), load_f16(blk + 2), {}, {}};
   for (int g = 0; g < 8; ++g) {
     uint8_t sc, m;
     ref::unpack_scale_min_k4(blk + 4, g, sc, m);
@@ -170,40 +170,32 @@ inline KHeader q4k_header(const uint8_t* blk) {
   }
   return h;
 }
-inline KGroup q4k_group(const uint8_t* blk, const KHeader& h, int g) {
+
+inline KGroup q4k_group(const uint8_t* blk, const Q4kHeader& h, int g) {
   const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * (g / 2)));
   const __m256i q = _mm256_and_si256(g & 1 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0f));
   return {q, _mm256_set1_epi32(h.scale[g])};
 }
 
-template <DType T>
-inline void k_group_dot(const KGroup& k, const KHeader& h, int g, const ActBlock& a, __m256& acc, float& mins) {
-  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-  __m256i lanes;
-  if constexpr (T == DType::Q6_K) {
-    lanes = dot_u8_s8(_mm256_sign_epi8(k.w, k.w), _mm256_sign_epi8(q, k.w));
-  } else {
-    lanes = dot_u8_s8(k.w, q);
-    mins += (h.dmin * a.d) * (h.min[g] * float(a.sum));
-  }
-  acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_mullo_epi32(lanes, k.scale)), _mm256_set1_ps(h.d * a.d), acc);
+// Decode streams each row once: ask for every cache line of a super-block ~2 KiB ahead.
+template <int NT>
+inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
+  if constexpr (NT == 1)
+    for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + 2048 + line, _MM_HINT_T0);
 }
 
-template <DType T, int NR, int NT>
-inline void k_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t super_bytes) {
+template <int NR, int NT>
+inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
+  constexpr int64_t kSuperBytes = 144;
   float sum[NR][NT] = {};
   for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
     const uint8_t* blk[NR];
-    KHeader h[NR];
+    Q4kHeader h[NR];
     for (int i = 0; i < NR; ++i) {
-      blk[i] = task.w + (r + i) * task.row_bytes + b * super_bytes;
-      // Decode streams each row once: ask for every cache line ~2 KiB ahead before it is needed.
-      if constexpr (NT == 1)
-        for (int64_t line = 0; line < super_bytes; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(blk[i]) + 2048 + line, _MM_HINT_T0);
-      h[i] = T == DType::Q6_K ? q6k_header(blk[i]) : q4k_header(blk[i]);
+      blk[i] = task.w + (r + i) * task.row_bytes + b * kSuperBytes;
+      prefetch_ahead<NT>(blk[i], kSuperBytes);
+      h[i] = q4k_header(blk[i]);
     }
-    // A fresh accumulator per super-block keeps the dependency chains short.
     __m256 acc[NR][NT];
     float mins[NR][NT];
     for (int i = 0; i < NR; ++i)
@@ -211,10 +203,15 @@ inline void k_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t super
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       KGroup k[NR];
-      for (int i = 0; i < NR; ++i) k[i] = T == DType::Q6_K ? q6k_group(blk[i], g) : q4k_group(blk[i], h[i], g);
+      for (int i = 0; i < NR; ++i) k[i] = q4k_group(blk[i], h[i], g);
       for (int j = 0; j < NT; ++j) {
         const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
-        for (int i = 0; i < NR; ++i) k_group_dot<T>(k[i], h[i], g, a, acc[i][j], mins[i][j]);
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+        for (int i = 0; i < NR; ++i) {
+          const __m256i lanes = _mm256_mullo_epi32(dot_u8_s8(k[i].w, q), k[i].scale);
+          acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(h[i].d * a.d), acc[i][j]);
+          mins[i][j] += (h[i].dmin * a.d) * (h[i].min[g] * float(a.sum));
+        }
       }
     }
     for (int i = 0; i < NR; ++i)
@@ -222,6 +219,46 @@ inline void k_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t super
   }
   for (int j = 0; j < NT; ++j)
     for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = sum[i][j];
+}
+
+// Q6_K in the arithmetic of quant_dot_scalar.cc: per group an exact integer (its two halves' sums
+// times their scales, the lanes reduced as integers), fused into each (row, token)'s f32 chain.
+inline int32_t hsum_i32(__m256i v) {
+  __m128i x = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  x = _mm_add_epi32(x, _mm_unpackhi_epi64(x, x));
+  x = _mm_add_epi32(x, _mm_shuffle_epi32(x, _MM_SHUFFLE(2, 3, 0, 1)));
+  return _mm_cvtsi128_si32(x);
+}
+
+template <int NR, int NT>
+inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
+  constexpr int64_t kSuperBytes = 210;
+  float acc[NR][NT] = {};
+  for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
+    const uint8_t* blk[NR];
+    float d[NR];
+    for (int i = 0; i < NR; ++i) {
+      blk[i] = task.w + (r + i) * task.row_bytes + b * kSuperBytes;
+      prefetch_ahead<NT>(blk[i], kSuperBytes);
+      d[i] = load_f16(blk[i] + 208);
+    }
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      KGroup k[NR];
+      for (int i = 0; i < NR; ++i) k[i] = q6k_group(blk[i], g);
+      for (int j = 0; j < NT; ++j) {
+        const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+        for (int i = 0; i < NR; ++i) {
+          const __m256i lanes = dot_u8_s8(_mm256_sign_epi8(k[i].w, k[i].w), _mm256_sign_epi8(q, k[i].w));
+          const int32_t sum = hsum_i32(_mm256_mullo_epi32(lanes, k[i].scale));
+          acc[i][j] = std::fma(float(sum), d[i] * a.d, acc[i][j]);
+        }
+      }
+    }
+  }
+  for (int j = 0; j < NT; ++j)
+    for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = acc[i][j];
 }
 
 // The tiles a task is cut into. Decode: weights stream from memory once, kDecodeRows rows per
@@ -265,12 +302,19 @@ struct BlockTiles {
   }
 };
 
-template <DType T>
-struct KTiles {
+struct Q6Tiles {
+  static constexpr int kDecodeRows = 2;
+  template <int NR, int NT>
+  static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
+    q6k_tile<NR, NT>(task, r, t);
+  }
+};
+
+struct Q4kTiles {
   static constexpr int kDecodeRows = 1;
   template <int NR, int NT>
   static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
-    k_tile<T, NR, NT>(task, r, t, dtype_info(T).block_bytes);
+    q4k_tile<NR, NT>(task, r, t);
   }
 };
 
@@ -281,8 +325,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q4_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_0>>(task);
     case DType::Q4_1: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_1>>(task);
     case DType::Q8_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q8_0>>(task);
-    case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::KTiles<DType::Q4_K>>(task);
-    case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::KTiles<DType::Q6_K>>(task);
+    case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles>(task);
+    case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q6Tiles>(task);
     default: break;
   }
 }
