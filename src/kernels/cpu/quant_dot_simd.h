@@ -222,12 +222,12 @@ inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
 }
 
 // Q6_K in the arithmetic of quant_dot_scalar.cc: per group an exact integer (its two halves' sums
-// times their scales, the lanes reduced as integers), fused into each (row, token)'s f32 chain.
-inline int32_t hsum_i32(__m256i v) {
-  __m128i x = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-  x = _mm_add_epi32(x, _mm_unpackhi_epi64(x, x));
-  x = _mm_add_epi32(x, _mm_shuffle_epi32(x, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm_cvtsi128_si32(x);
+// times their scales), fused into each (row, token)'s f32 chain. The eight groups of a super-block
+// are reduced to their integers together (a tree of horizontal adds), then fused in group order.
+inline __m256i sum_each(const __m256i* v) {  // lane g = the sum of v[g]'s lanes
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
 }
 
 template <int NR, int NT>
@@ -242,6 +242,7 @@ inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
       prefetch_ahead<NT>(blk[i], kSuperBytes);
       d[i] = load_f16(blk[i] + 208);
     }
+    __m256i group_sums[NR][NT][8];  // per group: lanes of Σ w·a times the halves' scales
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       KGroup k[NR];
@@ -249,11 +250,17 @@ inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
       for (int j = 0; j < NT; ++j) {
         const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-        for (int i = 0; i < NR; ++i) {
-          const __m256i lanes = dot_u8_s8(_mm256_sign_epi8(k[i].w, k[i].w), _mm256_sign_epi8(q, k[i].w));
-          const int32_t sum = hsum_i32(_mm256_mullo_epi32(lanes, k[i].scale));
-          acc[i][j] = std::fma(float(sum), d[i] * a.d, acc[i][j]);
-        }
+        for (int i = 0; i < NR; ++i)
+          group_sums[i][j][g] = _mm256_mullo_epi32(dot_u8_s8(_mm256_sign_epi8(k[i].w, k[i].w), _mm256_sign_epi8(q, k[i].w)),
+                                                   k[i].scale);
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
+      for (int i = 0; i < NR; ++i) {
+        alignas(32) float exact[8];  // float of an integer below 2^24: exact
+        _mm256_store_ps(exact, _mm256_cvtepi32_ps(sum_each(group_sums[i][j])));
+        for (int g = 0; g < 8; ++g) acc[i][j] = std::fma(exact[g], d[i] * a[g].d, acc[i][j]);
       }
     }
   }
@@ -303,7 +310,7 @@ struct BlockTiles {
 };
 
 struct Q6Tiles {
-  static constexpr int kDecodeRows = 2;
+  static constexpr int kDecodeRows = 1;
   template <int NR, int NT>
   static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
     q6k_tile<NR, NT>(task, r, t);
