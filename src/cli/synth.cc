@@ -96,7 +96,7 @@ void add_synth_command(CLI::App& app) {
   auto a = std::make_shared<SynthArgs>();
   CLI::App* cmd = app.add_subcommand("synth", "Write a GGUF of random weights for a model shape");
   cmd->add_option("shape", a->shape, "Named shape (smollm2-135m, tinyllama-1.1b, llama-3.2-1b, llama-3-8b, ...)");
-  cmd->add_option("-t,--type", a->type, "Weight type of the layers: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q6_K")
+  cmd->add_option("-t,--type", a->type, "Weight type of the layers: F32 F16 BF16 Q8_0 Q4_0 Q4_1 Q5_0 Q5_1 Q4_K Q5_K Q6_K")
       ->capture_default_str();
   cmd->add_option("--embd-type", a->embd_type, "Type of token_embd (default: the float type, else Q8_0)");
   cmd->add_option("--output-type", a->output_type, "Type of output.weight (default: the float type or Q8_0, else Q6_K)");

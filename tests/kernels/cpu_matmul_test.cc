@@ -125,7 +125,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
-                                           DType::Q4_K, DType::Q6_K),
+                                           DType::Q4_K, DType::Q5_K, DType::Q6_K),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // A fused prologue gives the bits of running the element-wise op first, whether the kernels read

@@ -37,7 +37,8 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 }  // namespace
 
 bool quant_dot_supported(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q6_K;
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
+         type == DType::Q6_K;
 }
 
 namespace {
@@ -69,9 +70,11 @@ float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts, float acc) {
 // Q4_K super-block (d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32
 // bytes hold two sub-blocks, low nibbles first) against its 8 activation blocks: per sub-block one
 // exact int32 sum times its scale, and its min through the activation block's exact sum.
-float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
+// Q5_K (176 bytes) is Q4_K with qh[32] before the nibbles: bit s of qh[l] is value l's fifth bit.
+float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits) {
   const float d = load_f16(blk), dmin = load_f16(blk + 2);
-  const uint8_t* qs = blk + 16;
+  const uint8_t* qh = blk + 16;
+  const uint8_t* qs = blk + (five_bits ? 48 : 16);
   float sum = 0.0f, mins = 0.0f;
   for (int s = 0; s < 8; ++s) {
     uint8_t sc, m;
@@ -79,7 +82,10 @@ float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
     const ActBlock& a = acts[s];
     const uint8_t* q = qs + 32 * (s / 2);
     int32_t isum = 0;
-    for (int l = 0; l < 32; ++l) isum += (s & 1 ? q[l] >> 4 : q[l] & 0x0f) * a.q[l];
+    for (int l = 0; l < 32; ++l) {
+      const int high = five_bits ? ((qh[l] >> s) & 1) << 4 : 0;
+      isum += ((s & 1 ? q[l] >> 4 : q[l] & 0x0f) | high) * a.q[l];
+    }
     sum += (d * a.d) * float(isum * sc);
     mins += (dmin * a.d) * float(m * a.sum);
   }
@@ -89,16 +95,16 @@ float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts) {
 }  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
-  if (task.type == DType::Q6_K || task.type == DType::Q4_K) {
-    const bool q6 = task.type == DType::Q6_K;
-    const int64_t super_bytes = q6 ? 210 : 144;
+  if (task.type == DType::Q6_K || task.type == DType::Q4_K || task.type == DType::Q5_K) {
+    const bool q6 = task.type == DType::Q6_K, q5 = task.type == DType::Q5_K;
+    const int64_t super_bytes = dtype_info(task.type).block_bytes;
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t) {
         float sum = 0.0f;
         for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
           const uint8_t* blk = task.w + r * task.row_bytes + b * super_bytes;
           const ActBlock* acts = task.acts + t * task.n_blocks + b * 8;
-          sum = q6 ? q6k_dot_superblock(blk, acts, sum) : sum + q4k_dot_superblock(blk, acts);
+          sum = q6 ? q6k_dot_superblock(blk, acts, sum) : sum + q4k_dot_superblock(blk, acts, q5);
         }
         task.y[t * task.y_stride + r] = sum;
       }

@@ -151,7 +151,7 @@ inline KGroup q6k_group(const uint8_t* blk, int group) {
 }
 
 // Q4_K (f16 d and dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32 bytes hold
-// two groups, low nibbles first). Per group, the int32 lanes of Σ w·a (four values each) times the
+// two groups, low nibbles first), and Q5_K, which adds a fifth bit per value. Per group, the int32 lanes of Σ w·a (four values each) times the
 // group's scale, fused into an 8-lane accumulator with d * a.d; the minimums through the activation
 // blocks' exact sums in a scalar chain; each super-block's lanes summed and added to the row's sum.
 struct Q4kHeader {
@@ -177,6 +177,17 @@ inline KGroup q4k_group(const uint8_t* blk, const Q4kHeader& h, int g) {
   return {q, _mm256_set1_epi32(h.scale[g])};
 }
 
+// Q5_K (176 bytes): Q4_K's header, then qh[32] (bit g of qh[l] is value l's fifth bit in group g),
+// then Q4_K's 128 bytes of nibbles. Values 0..31, unsigned.
+inline KGroup q5k_group(const uint8_t* blk, const Q4kHeader& h, int g) {
+  const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 48 + 32 * (g / 2)));
+  const __m256i low = _mm256_and_si256(g & 1 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0f));
+  const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16));
+  // Shifting 16-bit lanes by g < 8 brings bit g of each byte to that byte's bit 0.
+  const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, g), _mm256_set1_epi8(1)), 4);
+  return {_mm256_or_si256(low, high), _mm256_set1_epi32(h.scale[g])};
+}
+
 // Decode streams each row once: ask for every cache line of a super-block ~2 KiB ahead.
 template <int NT>
 inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
@@ -184,9 +195,9 @@ inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
     for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + 2048 + line, _MM_HINT_T0);
 }
 
-template <int NR, int NT>
+template <DType T, int NR, int NT>
 inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
-  constexpr int64_t kSuperBytes = 144;
+  constexpr int64_t kSuperBytes = T == DType::Q5_K ? 176 : 144;
   float sum[NR][NT] = {};
   for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
     const uint8_t* blk[NR];
@@ -203,7 +214,7 @@ inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       KGroup k[NR];
-      for (int i = 0; i < NR; ++i) k[i] = q4k_group(blk[i], h[i], g);
+      for (int i = 0; i < NR; ++i) k[i] = T == DType::Q5_K ? q5k_group(blk[i], h[i], g) : q4k_group(blk[i], h[i], g);
       for (int j = 0; j < NT; ++j) {
         const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
@@ -317,11 +328,12 @@ struct Q6Tiles {
   }
 };
 
+template <DType T>  // Q4_K or Q5_K
 struct Q4kTiles {
   static constexpr int kDecodeRows = 1;
   template <int NR, int NT>
   static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
-    q4k_tile<NR, NT>(task, r, t);
+    q4k_tile<T, NR, NT>(task, r, t);
   }
 };
 
@@ -332,7 +344,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q4_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_0>>(task);
     case DType::Q4_1: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_1>>(task);
     case DType::Q8_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q8_0>>(task);
-    case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles>(task);
+    case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q4_K>>(task);
+    case DType::Q5_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q5_K>>(task);
     case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q6Tiles>(task);
     default: break;
   }

@@ -54,6 +54,23 @@ void random_q4_k(SplitMix& rng, float stddev, int64_t n_blocks, uint8_t* out) {
   }
 }
 
+// Q5_K (176 bytes per 256): Q4_K's header, qh[32] of fifth bits, 128 bytes of nibbles. Every sub-block
+// gets scale 32 and min 32, so x = 32 d (q - 15.5) when dmin = 15.5 d.
+void random_q5_k(SplitMix& rng, float stddev, int64_t n_blocks, uint8_t* out) {
+  constexpr float kFiveBitStd = 9.23f;  // standard deviation of a uniform 0..31
+  const float d = stddev / (32 * kFiveBitStd);
+  for (int64_t b = 0; b < n_blocks; ++b, out += 176) {
+    store_f16(out, d);
+    store_f16(out + 2, 15.5f * d);
+    for (int j = 0; j < 8; ++j) out[4 + j] = uint8_t(32 | (2 << 6));  // as Q4_K: scale and min 32
+    for (int j = 8; j < 12; ++j) out[4 + j] = 0;
+    for (int j = 0; j < 160; j += 8) {
+      const uint64_t r = rng.next();
+      std::memcpy(out + 16 + j, &r, 8);
+    }
+  }
+}
+
 // Q6_K (210 bytes per 256): ql[128], qh[64], 16 int8 scales, d. x = d * scale * (q - 32).
 void random_q6_k(SplitMix& rng, float stddev, int64_t n_blocks, uint8_t* out) {
   constexpr float kSixBitStd = 18.47f;  // standard deviation of a uniform 0..63
@@ -76,14 +93,17 @@ uint64_t mix_seed(uint64_t seed, uint64_t index) {
   return rng.next();
 }
 
-bool can_make_random(DType type) { return ref::can_quantize(type) || type == DType::Q4_K || type == DType::Q6_K; }
+bool can_make_random(DType type) {
+  return ref::can_quantize(type) || type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K;
+}
 
 void random_row(DType type, int64_t cols, float stddev, uint64_t seed, uint64_t row, void* dst) {
   SplitMix rng{mix_seed(seed, row)};
   auto* out = static_cast<uint8_t*>(dst);
-  if (type == DType::Q4_K || type == DType::Q6_K) {
+  if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) {
     if (cols % 256 != 0) fail("{} rows need a multiple of 256 columns, not {}", dtype_name(type), cols);
     if (type == DType::Q4_K) return random_q4_k(rng, stddev, cols / 256, out);
+    if (type == DType::Q5_K) return random_q5_k(rng, stddev, cols / 256, out);
     return random_q6_k(rng, stddev, cols / 256, out);
   }
   if (!ref::can_quantize(type)) fail("ridge cannot make random {} weights", dtype_name(type));

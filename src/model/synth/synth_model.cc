@@ -21,6 +21,7 @@ bool is_float_type(DType t) { return t == DType::F32 || t == DType::F16 || t == 
 DType fit_type(DType type, int64_t cols) {
   if (cols % dtype_info(type).block_size == 0) return type;
   if (type == DType::Q4_K) return fit_type(DType::Q5_0, cols);
+  if (type == DType::Q5_K) return fit_type(DType::Q5_1, cols);
   if (type == DType::Q6_K) return fit_type(DType::Q8_0, cols);
   if (cols % 32 == 0) return DType::Q8_0;
   return DType::F16;
@@ -37,6 +38,7 @@ uint32_t file_type(DType type) {
     case DType::Q5_0: return 8;
     case DType::Q5_1: return 9;
     case DType::Q4_K: return 15;  // Q4_K_M
+    case DType::Q5_K: return 17;  // Q5_K_M
     case DType::Q6_K: return 18;
     case DType::BF16: return 32;
     default: return 0;
