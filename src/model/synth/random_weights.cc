@@ -35,38 +35,24 @@ void store_f16(uint8_t* p, float v) {
   std::memcpy(p, &h, 2);
 }
 
-// Q4_K (144 bytes per 256): d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles.
-// Every sub-block gets scale 32 and min 32, so x = 32 d (q - 7.5) when dmin = 7.5 d.
-void random_q4_k(SplitMix& rng, float stddev, int64_t n_blocks, uint8_t* out) {
-  constexpr float kNibbleStd = 4.61f;  // standard deviation of a uniform 0..15
-  const float d = stddev / (32 * kNibbleStd);
-  for (int64_t b = 0; b < n_blocks; ++b, out += 144) {
+// Q4_K (144 bytes per 256): d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles; Q5_K
+// (176 bytes) adds 32 bytes of fifth bits before the nibbles. Every sub-block gets scale 32 and min
+// 32, so x = 32 d (q - mid) when dmin = mid d, mid the middle of the 4- or 5-bit range.
+void random_q45_k(SplitMix& rng, float stddev, int64_t n_blocks, bool five_bits, uint8_t* out) {
+  const float mid = five_bits ? 15.5f : 7.5f;
+  const float q_std = five_bits ? 9.23f : 4.61f;  // standard deviation of a uniform 0..31 or 0..15
+  const int64_t block_bytes = five_bits ? 176 : 144;
+  const float d = stddev / (32 * q_std);
+  for (int64_t b = 0; b < n_blocks; ++b, out += block_bytes) {
     store_f16(out, d);
-    store_f16(out + 2, 7.5f * d);
+    store_f16(out + 2, mid * d);
     // Scales 0-3 and mins 0-3 in the low 6 bits of bytes 0-7; the high bits of scales/mins 4-7
     // in bits 6-7 of those bytes (32 = 0b10'0000: high part 2, low nibble 0).
     for (int j = 0; j < 8; ++j) out[4 + j] = uint8_t(32 | (2 << 6));
     for (int j = 8; j < 12; ++j) out[4 + j] = 0;
-    for (int j = 0; j < 128; j += 8) {
+    for (int64_t j = 16; j < block_bytes; j += 8) {
       const uint64_t r = rng.next();
-      std::memcpy(out + 16 + j, &r, 8);
-    }
-  }
-}
-
-// Q5_K (176 bytes per 256): Q4_K's header, qh[32] of fifth bits, 128 bytes of nibbles. Every sub-block
-// gets scale 32 and min 32, so x = 32 d (q - 15.5) when dmin = 15.5 d.
-void random_q5_k(SplitMix& rng, float stddev, int64_t n_blocks, uint8_t* out) {
-  constexpr float kFiveBitStd = 9.23f;  // standard deviation of a uniform 0..31
-  const float d = stddev / (32 * kFiveBitStd);
-  for (int64_t b = 0; b < n_blocks; ++b, out += 176) {
-    store_f16(out, d);
-    store_f16(out + 2, 15.5f * d);
-    for (int j = 0; j < 8; ++j) out[4 + j] = uint8_t(32 | (2 << 6));  // as Q4_K: scale and min 32
-    for (int j = 8; j < 12; ++j) out[4 + j] = 0;
-    for (int j = 0; j < 160; j += 8) {
-      const uint64_t r = rng.next();
-      std::memcpy(out + 16 + j, &r, 8);
+      std::memcpy(out + j, &r, 8);
     }
   }
 }
@@ -102,8 +88,7 @@ void random_row(DType type, int64_t cols, float stddev, uint64_t seed, uint64_t 
   auto* out = static_cast<uint8_t*>(dst);
   if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) {
     if (cols % 256 != 0) fail("{} rows need a multiple of 256 columns, not {}", dtype_name(type), cols);
-    if (type == DType::Q4_K) return random_q4_k(rng, stddev, cols / 256, out);
-    if (type == DType::Q5_K) return random_q5_k(rng, stddev, cols / 256, out);
+    if (type != DType::Q6_K) return random_q45_k(rng, stddev, cols / 256, type == DType::Q5_K, out);
     return random_q6_k(rng, stddev, cols / 256, out);
   }
   if (!ref::can_quantize(type)) fail("ridge cannot make random {} weights", dtype_name(type));
