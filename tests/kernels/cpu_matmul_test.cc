@@ -114,8 +114,8 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
         for (size_t i = 0; i < got.size(); ++i)
           ASSERT_NEAR(got[i], scalar_result[i], (bf16_inputs ? 4e-3 : 1e-5) * magnitude[i] + 1e-6)
               << isa_name(isa) << " vs scalar at " << i;
-        // Q6_K has one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
-        if (type == DType::Q6_K) {
+        // The K quants have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
+        if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) {
           for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], scalar_result[i]) << isa_name(isa) << " vs scalar at " << i;
         }
       }

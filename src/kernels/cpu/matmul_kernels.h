@@ -28,8 +28,8 @@ void quant_dot_avx2(const QuantDotTask& task);
 void quant_dot_avxvnni(const QuantDotTask& task);
 void quant_dot_avx512vnni(const QuantDotTask& task);
 void quant_dot_avx512vnni_256(const QuantDotTask& task);  // the 256-bit kernels alone
-// Q6_K rows [row_begin, row_begin + 16k) of the task, k as large as fits; returns the first row left.
-int64_t q6k_dot_tiles_avx512(const QuantDotTask& task);
+// K-quant rows [row_begin, row_begin + 16k) of the task, k as large as fits; returns the first row left.
+int64_t k_dot_tiles_avx512(const QuantDotTask& task);
 
 // y[t * y_stride + r] = dot(weight row r, x row t) for F32, F16 and BF16 weights, converted in registers.
 struct FloatDotTask {

@@ -8,13 +8,14 @@
 
 namespace ridge::cpu {
 
-// Q6_K against several tokens: whole tiles of sixteen rows on 512-bit registers, the rest (and
+// K quants against several tokens: whole tiles of sixteen rows on 512-bit registers, the rest (and
 // decode) on the 256-bit kernels; every path gives the same bits.
 void quant_dot_avx512vnni(const QuantDotTask& task) {
   constexpr int64_t kWideMinTokens = 8;
-  if (task.type != DType::Q6_K || task.n_tokens < kWideMinTokens) return quant_dot_avx512vnni_256(task);
+  const bool k_quant = task.type == DType::Q4_K || task.type == DType::Q5_K || task.type == DType::Q6_K;
+  if (!k_quant || task.n_tokens < kWideMinTokens) return quant_dot_avx512vnni_256(task);
   QuantDotTask rest = task;
-  rest.row_begin = q6k_dot_tiles_avx512(task);
+  rest.row_begin = k_dot_tiles_avx512(task);
   if (rest.row_begin < rest.row_end) quant_dot_avx512vnni_256(rest);
 }
 

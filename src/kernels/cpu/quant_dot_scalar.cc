@@ -68,14 +68,16 @@ float q6k_dot_superblock(const uint8_t* blk, const ActBlock* acts, float acc) {
 }
 
 // Q4_K super-block (d, dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32
-// bytes hold two sub-blocks, low nibbles first) against its 8 activation blocks: per sub-block one
-// exact int32 sum times its scale, and its min through the activation block's exact sum.
+// bytes hold two sub-blocks, low nibbles first) against its 8 activation blocks, continuing the
+// row's two chains, in the arithmetic every Q4_K / Q5_K kernel performs: per sub-block the exact
+// integers I = sc * Σ q·a and M = m * Σ a (both below 2^24: exact as floats), then
+// acc = fma(float(I), d * a.d, acc) and acc_min = fma(-float(M), dmin * a.d, acc_min); the row's
+// result is acc + acc_min.
 // Q5_K (176 bytes) is Q4_K with qh[32] before the nibbles: bit s of qh[l] is value l's fifth bit.
-float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits) {
+void q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits, float& acc, float& acc_min) {
   const float d = load_f16(blk), dmin = load_f16(blk + 2);
   const uint8_t* qh = blk + 16;
   const uint8_t* qs = blk + (five_bits ? 48 : 16);
-  float sum = 0.0f, mins = 0.0f;
   for (int s = 0; s < 8; ++s) {
     uint8_t sc, m;
     ref::unpack_scale_min_k4(blk + 4, s, sc, m);
@@ -86,10 +88,9 @@ float q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bit
       const int high = five_bits ? ((qh[l] >> s) & 1) << 4 : 0;
       isum += ((s & 1 ? q[l] >> 4 : q[l] & 0x0f) | high) * a.q[l];
     }
-    sum += (d * a.d) * float(isum * sc);
-    mins += (dmin * a.d) * float(m * a.sum);
+    acc = std::fma(float(isum * sc), d * a.d, acc);
+    acc_min = std::fma(-float(m * a.sum), dmin * a.d, acc_min);
   }
-  return sum - mins;
 }
 
 }  // namespace
@@ -100,13 +101,17 @@ void quant_dot_scalar(const QuantDotTask& task) {
     const int64_t super_bytes = dtype_info(task.type).block_bytes;
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t) {
-        float sum = 0.0f;
+        float sum = 0.0f, sum_min = 0.0f;
         for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
           const uint8_t* blk = task.w + r * task.row_bytes + b * super_bytes;
           const ActBlock* acts = task.acts + t * task.n_blocks + b * 8;
-          sum = q6 ? q6k_dot_superblock(blk, acts, sum) : sum + q4k_dot_superblock(blk, acts, q5);
+          if (q6) {
+            sum = q6k_dot_superblock(blk, acts, sum);
+          } else {
+            q4k_dot_superblock(blk, acts, q5, sum, sum_min);
+          }
         }
-        task.y[t * task.y_stride + r] = sum;
+        task.y[t * task.y_stride + r] = sum + sum_min;
       }
     return;
   }

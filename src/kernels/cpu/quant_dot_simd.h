@@ -151,13 +151,10 @@ inline KGroup q6k_group(const uint8_t* blk, int group) {
 }
 
 // Q4_K (f16 d and dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles: each 32 bytes hold
-// two groups, low nibbles first), and Q5_K, which adds a fifth bit per value. Per group, the int32 lanes of Σ w·a (four values each) times the
-// group's scale, fused into an 8-lane accumulator with d * a.d; the minimums through the activation
-// blocks' exact sums in a scalar chain; each super-block's lanes summed and added to the row's sum.
+// two groups, low nibbles first), and Q5_K, which adds a fifth bit per value.
 struct Q4kHeader {
   float d, dmin;
-  int32_t scale[8];
-  float min[8];
+  int32_t scale[8], min[8];
 };
 
 inline Q4kHeader q4k_header(const uint8_t* blk) {
@@ -166,7 +163,7 @@ inline Q4kHeader q4k_header(const uint8_t* blk) {
     uint8_t sc, m;
     ref::unpack_scale_min_k4(blk + 4, g, sc, m);
     h.scale[g] = sc;
-    h.min[g] = float(m);
+    h.min[g] = m;
   }
   return h;
 }
@@ -188,6 +185,13 @@ inline KGroup q5k_group(const uint8_t* blk, const Q4kHeader& h, int g) {
   return {_mm256_or_si256(low, high), _mm256_set1_epi32(h.scale[g])};
 }
 
+// Lane g of the result: the sum of v[g]'s eight lanes (a tree of horizontal adds).
+inline __m256i sum_each(const __m256i* v) {  // lane g = the sum of v[g]'s lanes
+  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
+  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
+  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+}
+
 // Decode streams each row once: ask for every cache line of a super-block ~2 KiB ahead.
 template <int NT>
 inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
@@ -195,10 +199,12 @@ inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
     for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + 2048 + line, _MM_HINT_T0);
 }
 
+// Q4_K / Q5_K in the arithmetic of quant_dot_scalar.cc: per group the exact integers sc * Σ q·a and
+// m * Σ a, fused into each (row, token)'s two f32 chains. The eight groups' dot lanes are reduced together.
 template <DType T, int NR, int NT>
 inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
   constexpr int64_t kSuperBytes = T == DType::Q5_K ? 176 : 144;
-  float sum[NR][NT] = {};
+  float acc[NR][NT] = {}, acc_min[NR][NT] = {};  // the scales' chain and the minimums' chain
   for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
     const uint8_t* blk[NR];
     Q4kHeader h[NR];
@@ -207,10 +213,7 @@ inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
       prefetch_ahead<NT>(blk[i], kSuperBytes);
       h[i] = q4k_header(blk[i]);
     }
-    __m256 acc[NR][NT];
-    float mins[NR][NT];
-    for (int i = 0; i < NR; ++i)
-      for (int j = 0; j < NT; ++j) acc[i][j] = _mm256_setzero_ps(), mins[i][j] = 0.0f;
+    __m256i group_dots[NR][NT][8];  // per group: lanes of Σ q·a
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
       KGroup k[NR];
@@ -218,28 +221,34 @@ inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
       for (int j = 0; j < NT; ++j) {
         const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-        for (int i = 0; i < NR; ++i) {
-          const __m256i lanes = _mm256_mullo_epi32(dot_u8_s8(k[i].w, q), k[i].scale);
-          acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lanes), _mm256_set1_ps(h[i].d * a.d), acc[i][j]);
-          mins[i][j] += (h[i].dmin * a.d) * (h[i].min[g] * float(a.sum));
+        for (int i = 0; i < NR; ++i) group_dots[i][j][g] = dot_u8_s8(k[i].w, q);
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
+      alignas(32) int32_t act_sums[8];
+      for (int g = 0; g < 8; ++g) act_sums[g] = a[g].sum;
+      const __m256i sums = _mm256_load_si256(reinterpret_cast<const __m256i*>(act_sums));
+      for (int i = 0; i < NR; ++i) {
+        const __m256i scales = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h[i].scale));
+        const __m256i mins = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(h[i].min));
+        alignas(32) float scaled[8], offsets[8];  // floats of integers below 2^24: exact
+        _mm256_store_ps(scaled, _mm256_cvtepi32_ps(_mm256_mullo_epi32(sum_each(group_dots[i][j]), scales)));
+        _mm256_store_ps(offsets, _mm256_cvtepi32_ps(_mm256_mullo_epi32(mins, sums)));
+        for (int g = 0; g < 8; ++g) {
+          acc[i][j] = std::fma(scaled[g], h[i].d * a[g].d, acc[i][j]);
+          acc_min[i][j] = std::fma(-offsets[g], h[i].dmin * a[g].d, acc_min[i][j]);
         }
       }
     }
-    for (int i = 0; i < NR; ++i)
-      for (int j = 0; j < NT; ++j) sum[i][j] += hsum(acc[i][j]) - mins[i][j];
   }
   for (int j = 0; j < NT; ++j)
-    for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = sum[i][j];
+    for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = acc[i][j] + acc_min[i][j];
 }
 
 // Q6_K in the arithmetic of quant_dot_scalar.cc: per group an exact integer (its two halves' sums
 // times their scales), fused into each (row, token)'s f32 chain. The eight groups of a super-block
 // are reduced to their integers together (a tree of horizontal adds), then fused in group order.
-inline __m256i sum_each(const __m256i* v) {  // lane g = the sum of v[g]'s lanes
-  const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
-  const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
-  return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
-}
 
 template <int NR, int NT>
 inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
