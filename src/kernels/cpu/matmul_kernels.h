@@ -27,9 +27,27 @@ void quant_dot_scalar(const QuantDotTask& task);
 void quant_dot_avx2(const QuantDotTask& task);
 void quant_dot_avxvnni(const QuantDotTask& task);
 void quant_dot_avx512vnni(const QuantDotTask& task);
-void quant_dot_avx512vnni_256(const QuantDotTask& task);  // the 256-bit kernels alone
-// K-quant rows [row_begin, row_begin + 16k) of the task, k as large as fits; returns the first row left.
+// The same without the wide K-quant kernels.
+void quant_dot_avx2_narrow(const QuantDotTask& task);
+void quant_dot_avxvnni_narrow(const QuantDotTask& task);
+void quant_dot_avx512vnni_narrow(const QuantDotTask& task);
+// K-quant rows [row_begin, row_begin + L k) of the task, one row per lane of L-lane registers (L = 16
+// on AVX-512, 8 otherwise), k as large as fits; returns the first row left (k_dot_wide.h).
+int64_t k_dot_tiles_avx2(const QuantDotTask& task);
+int64_t k_dot_tiles_avxvnni(const QuantDotTask& task);
 int64_t k_dot_tiles_avx512(const QuantDotTask& task);
+
+// K quants against several tokens: whole tiles of rows on the wide kernel, the rest (and decode)
+// on the narrow one; every path gives the same bits.
+inline void quant_dot_narrow_and_wide(const QuantDotTask& task, void (*narrow)(const QuantDotTask&),
+                                      int64_t (*wide)(const QuantDotTask&)) {
+  constexpr int64_t kWideMinTokens = 8;
+  const bool k_quant = task.type == DType::Q4_K || task.type == DType::Q5_K || task.type == DType::Q6_K;
+  if (!k_quant || task.n_tokens < kWideMinTokens) return narrow(task);
+  QuantDotTask rest = task;
+  rest.row_begin = wide(task);
+  if (rest.row_begin < rest.row_end) narrow(rest);
+}
 
 // y[t * y_stride + r] = dot(weight row r, x row t) for F32, F16 and BF16 weights, converted in registers.
 struct FloatDotTask {

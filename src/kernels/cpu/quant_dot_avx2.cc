@@ -1,5 +1,5 @@
 // Integer dot kernels for AVX2 + FMA + F16C (compiled with those flags only).
-#define RIDGE_QDOT_FN quant_dot_avx2
+#define RIDGE_QDOT_FN quant_dot_avx2_narrow
 #define RIDGE_QDOT_NS avx2_impl
 #define RIDGE_QDOT_VNNI 0
 #include "kernels/cpu/quant_dot_simd.h"
@@ -17,5 +17,7 @@ float dot_f32_avx2(const float* a, const float* b, int64_t n) {
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
 }
+
+void quant_dot_avx2(const QuantDotTask& task) { quant_dot_narrow_and_wide(task, quant_dot_avx2_narrow, k_dot_tiles_avx2); }
 
 }  // namespace ridge::cpu

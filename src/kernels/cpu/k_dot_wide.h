@@ -1,0 +1,194 @@
+#pragma once
+// Body of the wide K-quant kernels (Q4_K, Q5_K, Q6_K against many tokens), one weight row per
+// 32-bit lane: included once per ISA translation unit after defining
+//   RIDGE_KW_FN  the function to define (k_dot_tiles_avx512, ...)
+//   RIDGE_KW_NS  a namespace private to that unit
+//   struct Wide  the vector type and operations of that ISA (kLanes rows per register; dot4 adds
+//                each lane's four u8 x s8 products to an int32 lane)
+// A tile of kLanes rows is unpacked once per chunk of tokens into operands: for each 32-value group,
+// eight registers whose lane n holds four consecutive values of row n (unsigned), and the rows'
+// scales. Each token then costs eight dot4 per group for all the tile's rows, against one broadcast
+// dword of its activations each. The arithmetic is
+// quant_dot_scalar.cc's, so the results are the same bits as every other kernel's:
+//   Q6_K: I = sc_lo * Σ_lo (q - 32)·a + sc_hi * Σ_hi (q - 32)·a (the -32 through the activations'
+//         half sums); acc = fma(float(I), d * a.d, acc).
+//   Q4_K, Q5_K: I = sc * Σ q·a, M = m * Σ a; acc = fma(float(I), d * a.d, acc),
+//         acc_min = fma(-float(M), dmin * a.d, acc_min); the result acc + acc_min.
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/k_scales.h"
+
+namespace ridge::cpu {
+namespace RIDGE_KW_NS {
+
+constexpr int64_t kRows = Wide::kLanes;
+constexpr int64_t kTokenChunk = 128;  // activations of a chunk stay in L2 while the tiles pass
+
+// One group of a tile: eight chunks of four values for sixteen rows, and the rows' integer
+// coefficients (Q6_K: the two half scales; Q4_K/Q5_K: the scale and the minimum).
+struct alignas(64) GroupOperands {
+  Wide::I chunk[8];
+  Wide::I first, second;
+};
+
+// The 32 unsigned values of group g (0..7) of one super-block, in order, and its two coefficients.
+void group_values(DType type, const uint8_t* blk, int g, uint8_t* out, int32_t& first, int32_t& second) {
+  if (type == DType::Q6_K) {
+    const int half = g / 4, k = g % 4;
+    const uint8_t* ql = blk + 64 * half + 32 * (k & 1);
+    const uint8_t* qh = blk + 128 + 32 * half;
+    for (int l = 0; l < 32; ++l) out[l] = uint8_t(((ql[l] >> (k & 2 ? 4 : 0)) & 0x0f) | ((qh[l] >> (2 * k)) & 0x03) << 4);
+    const auto* sc = reinterpret_cast<const int8_t*>(blk + 192 + 8 * half + 2 * k);
+    first = sc[0];
+    second = sc[1];
+    return;
+  }
+  const bool five = type == DType::Q5_K;
+  const uint8_t* qs = blk + (five ? 48 : 16) + 32 * (g / 2);
+  for (int l = 0; l < 32; ++l) out[l] = uint8_t(((qs[l] >> (g & 1 ? 4 : 0)) & 0x0f) | (five ? ((blk[16 + l] >> g) & 1) << 4 : 0));
+  uint8_t sc, m;
+  ref::unpack_scale_min_k4(blk + 4, g, sc, m);
+  first = sc;
+  second = m;
+}
+
+float half_at(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+// The tile of rows [r0, r0 + 16) as operands: (n_groups) groups, (n_super) x 16 scales d and dmin.
+void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, float* d, float* dmin) {
+  const int64_t n_super = task.n_blocks / 8, super_bytes = dtype_info(task.type).block_bytes;
+  const bool q6 = task.type == DType::Q6_K;
+  alignas(64) uint32_t values[kRows][8];
+  for (int64_t b = 0; b < n_super; ++b) {
+    for (int64_t n = 0; n < kRows; ++n) {
+      const uint8_t* blk = task.w + (r0 + n) * task.row_bytes + b * super_bytes;
+      d[b * kRows + n] = half_at(blk + (q6 ? 208 : 0));
+      dmin[b * kRows + n] = q6 ? 0.0f : half_at(blk + 2);
+    }
+    for (int g = 0; g < 8; ++g) {
+      GroupOperands& op = groups[b * 8 + g];
+      alignas(64) int32_t first[kRows], second[kRows];
+      for (int64_t n = 0; n < kRows; ++n)
+        group_values(task.type, task.w + (r0 + n) * task.row_bytes + b * super_bytes, g,
+                     reinterpret_cast<uint8_t*>(values[n]), first[n], second[n]);
+      // Chunk c, lane n: values 4c..4c+3 of row n (a 16 x 8 dword transpose).
+      for (int c = 0; c < 8; ++c) {
+        alignas(64) uint32_t lanes[kRows];
+        for (int64_t n = 0; n < kRows; ++n) lanes[n] = values[n][c];
+        op.chunk[c] = Wide::load(lanes);
+      }
+      op.first = Wide::load(first);
+      op.second = Wide::load(second);
+    }
+  }
+}
+
+// Σ of each 16-value half of every activation block of a token: Q6_K's -32 offset.
+void half_sums(const ActBlock* acts, int64_t n_blocks, int32_t* out) {
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    int32_t lo = 0, hi = 0;
+    for (int l = 0; l < 16; ++l) lo += acts[b].q[l], hi += acts[b].q[16 + l];
+    out[2 * b] = lo;
+    out[2 * b + 1] = hi;
+  }
+}
+
+inline Wide::I broadcast_dword(const int8_t* q, int c) {
+  int32_t v;
+  std::memcpy(&v, q + 4 * c, 4);
+  return Wide::set1(v);
+}
+
+// NT tokens against one built tile: the accumulators' lanes are the tile's rows.
+template <bool Q6, int NT>
+void tokens_tile(const GroupOperands* groups, const float* d, const float* dmin, int64_t n_blocks, const ActBlock* acts,
+                 const int32_t* sums, float* y, int64_t y_stride) {
+  using W = Wide;
+  typename W::F acc[NT], acc_min[NT];
+  for (int j = 0; j < NT; ++j) acc[j] = acc_min[j] = W::zerof();
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const GroupOperands& op = groups[b];
+    const typename W::F dv = W::loadf(d + (b / 8) * kRows);
+    const typename W::F dminv = W::loadf(dmin + (b / 8) * kRows);
+#pragma GCC unroll 4
+    for (int j = 0; j < NT; ++j) {
+      const ActBlock& a = acts[j * n_blocks + b];
+      const typename W::F ad = W::set1f(a.d);
+      if constexpr (Q6) {
+        typename W::I lo = W::zero(), hi = W::zero();
+        for (int c = 0; c < 4; ++c) lo = W::dot4(lo, op.chunk[c], broadcast_dword(a.q, c));
+        for (int c = 4; c < 8; ++c) hi = W::dot4(hi, op.chunk[c], broadcast_dword(a.q, c));
+        const int32_t* s = sums + (j * n_blocks + b) * 2;
+        lo = W::sub(lo, W::set1(32 * s[0]));
+        hi = W::sub(hi, W::set1(32 * s[1]));
+        const typename W::I i = W::add(W::mullo(lo, op.first), W::mullo(hi, op.second));
+        acc[j] = W::fmadd(W::cvt(i), W::mulf(dv, ad), acc[j]);
+      } else {
+        typename W::I dot = W::zero();
+        for (int c = 0; c < 8; ++c) dot = W::dot4(dot, op.chunk[c], broadcast_dword(a.q, c));
+        const typename W::I i = W::mullo(dot, op.first);
+        const typename W::I m = W::mullo(op.second, W::set1(a.sum));
+        acc[j] = W::fmadd(W::cvt(i), W::mulf(dv, ad), acc[j]);
+        acc_min[j] = W::fnmadd(W::cvt(m), W::mulf(dminv, ad), acc_min[j]);
+      }
+    }
+  }
+  for (int j = 0; j < NT; ++j) W::storef(y + j * y_stride, Q6 ? acc[j] : W::addf(acc[j], acc_min[j]));
+}
+
+template <bool Q6>
+void run(const QuantDotTask& task, int64_t n_tiles) {
+  const int64_t n_blocks = task.n_blocks;
+  thread_local std::vector<GroupOperands> groups;
+  thread_local std::vector<float> d, dmin;
+  thread_local std::vector<int32_t> sums;
+  groups.resize(size_t(n_blocks));
+  d.resize(size_t(n_blocks / 8 * kRows));
+  dmin.resize(d.size());
+  if constexpr (Q6) {
+    sums.resize(size_t(task.n_tokens * n_blocks * 2));
+    for (int64_t t = 0; t < task.n_tokens; ++t) half_sums(task.acts + t * n_blocks, n_blocks, sums.data() + t * n_blocks * 2);
+  }
+  for (int64_t t0 = 0; t0 < task.n_tokens; t0 += kTokenChunk) {
+    const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
+    for (int64_t tile = 0; tile < n_tiles; ++tile) {
+      const int64_t r0 = task.row_begin + tile * kRows;
+      build_tile(task, r0, groups.data(), d.data(), dmin.data());
+      auto at = [&](int64_t t, auto nt) {
+        tokens_tile<Q6, decltype(nt)::value>(groups.data(), d.data(), dmin.data(), n_blocks, task.acts + t * n_blocks,
+                                             Q6 ? sums.data() + t * n_blocks * 2 : nullptr,
+                                             task.y + t * task.y_stride + r0, task.y_stride);
+      };
+      int64_t t = t0;
+      for (; t + 4 <= t_end; t += 4) at(t, std::integral_constant<int, 4>{});
+      for (; t < t_end; ++t) at(t, std::integral_constant<int, 1>{});
+    }
+  }
+}
+
+}  // namespace RIDGE_KW_NS
+
+int64_t RIDGE_KW_FN(const QuantDotTask& task) {
+  using namespace RIDGE_KW_NS;
+  const int64_t n_tiles = (task.row_end - task.row_begin) / kRows;
+  if (n_tiles > 0) {
+    if (task.type == DType::Q6_K) {
+      run<true>(task, n_tiles);
+    } else {
+      run<false>(task, n_tiles);
+    }
+  }
+  return task.row_begin + n_tiles * kRows;
+}
+
+}  // namespace ridge::cpu
