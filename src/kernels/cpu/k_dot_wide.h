@@ -8,8 +8,8 @@
 // A tile of kLanes rows is unpacked once per chunk of tokens into operands: for each 32-value group,
 // eight registers whose lane n holds four consecutive values of row n (unsigned), and the rows'
 // scales. Each token then costs eight dot4 per group for all the tile's rows, against one broadcast
-// dword of its activations each. The arithmetic is
-// quant_dot_scalar.cc's, so the results are the same bits as every other kernel's:
+// dword of its activations each. The arithmetic is quant_dot_scalar.cc's, so the results are the
+// same bits as every other kernel's:
 //   Q6_K: I = sc_lo * Σ_lo (q - 32)·a + sc_hi * Σ_hi (q - 32)·a (the -32 through the activations'
 //         half sums); acc = fma(float(I), d * a.d, acc).
 //   Q4_K, Q5_K: I = sc * Σ q·a, M = m * Σ a; acc = fma(float(I), d * a.d, acc),
@@ -30,7 +30,7 @@ namespace RIDGE_KW_NS {
 constexpr int64_t kRows = Wide::kLanes;
 constexpr int64_t kTokenChunk = 128;  // activations of a chunk stay in L2 while the tiles pass
 
-// One group of a tile: eight chunks of four values for sixteen rows, and the rows' integer
+// One group of a tile: eight chunks of four values for each of the tile's rows, and the rows' integer
 // coefficients (Q6_K: the two half scales; Q4_K/Q5_K: the scale and the minimum).
 struct alignas(64) GroupOperands {
   Wide::I chunk[8];
