@@ -84,6 +84,13 @@ inline __m256i block_dot(const WeightBlock& wb, const ActBlock& a) {
   }
 }
 
+// Decode streams each row once: ask for every cache line of a super-block ~2 KiB ahead.
+template <int NT>
+inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
+  if constexpr (NT == 1)
+    for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + 2048 + line, _MM_HINT_T0);
+}
+
 // An NR x NT register tile: NR weight rows against NT tokens. Every (row, token) pair keeps its own
 // accumulators, so the tile has NR * NT independent FMA chains to hide their latency; each weight
 // block is unpacked once for NT tokens.
@@ -131,9 +138,10 @@ inline void run_tile(const QuantDotTask& task, int64_t r, int64_t t, int64_t blo
 // weights and its integer scales, then dotted with up to NT tokens (a tile of NR rows x NT tokens).
 // For one (row, token) the arithmetic is a fixed chain whatever the tile, so a token's result is the
 // same bits alone as in a batch.
+// A Q6_K group: its weights and its two half scales.
 struct KGroup {
-  __m256i w;      // Q6_K: q - 32 (signed); Q4_K: q (unsigned nibbles)
-  __m256i scale;  // Q6_K: lanes 0-3 and 4-7 carry the two 16-value halves' scales
+  __m256i w;      // q - 32 (signed)
+  __m256i scale;  // lanes 0-3 and 4-7 carry the two 16-value halves' scales
 };
 
 // Q6_K (ql: 128 bytes of low nibbles, qh: 64 bytes of 2-bit highs, 16 int8 scales, f16 d). Group g
@@ -168,36 +176,30 @@ inline Q4kHeader q4k_header(const uint8_t* blk) {
   return h;
 }
 
-inline KGroup q4k_group(const uint8_t* blk, const Q4kHeader& h, int g) {
+// Group g's 32 unsigned values.
+inline __m256i q4k_group(const uint8_t* blk, int g) {
   const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16 + 32 * (g / 2)));
-  const __m256i q = _mm256_and_si256(g & 1 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0f));
-  return {q, _mm256_set1_epi32(h.scale[g])};
+  return _mm256_and_si256(g & 1 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0f));
 }
 
 // Q5_K (176 bytes): Q4_K's header, then qh[32] (bit g of qh[l] is value l's fifth bit in group g),
 // then Q4_K's 128 bytes of nibbles. Values 0..31, unsigned.
-inline KGroup q5k_group(const uint8_t* blk, const Q4kHeader& h, int g) {
+inline __m256i q5k_group(const uint8_t* blk, int g) {
   const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 48 + 32 * (g / 2)));
   const __m256i low = _mm256_and_si256(g & 1 ? _mm256_srli_epi16(raw, 4) : raw, _mm256_set1_epi8(0x0f));
   const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk + 16));
   // Shifting 16-bit lanes by g < 8 brings bit g of each byte to that byte's bit 0.
   const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, g), _mm256_set1_epi8(1)), 4);
-  return {_mm256_or_si256(low, high), _mm256_set1_epi32(h.scale[g])};
+  return _mm256_or_si256(low, high);
 }
 
 // Lane g of the result: the sum of v[g]'s eight lanes (a tree of horizontal adds).
-inline __m256i sum_each(const __m256i* v) {  // lane g = the sum of v[g]'s lanes
+inline __m256i sum_each(const __m256i* v) {
   const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(v[0], v[1]), _mm256_hadd_epi32(v[2], v[3]));
   const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(v[4], v[5]), _mm256_hadd_epi32(v[6], v[7]));
   return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
 }
 
-// Decode streams each row once: ask for every cache line of a super-block ~2 KiB ahead.
-template <int NT>
-inline void prefetch_ahead(const uint8_t* blk, int64_t bytes) {
-  if constexpr (NT == 1)
-    for (int64_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(blk) + 2048 + line, _MM_HINT_T0);
-}
 
 // Q4_K / Q5_K in the arithmetic of quant_dot_scalar.cc: per group the exact integers sc * Σ q·a and
 // m * Σ a, fused into each (row, token)'s two f32 chains. The eight groups' dot lanes are reduced together.
@@ -216,12 +218,12 @@ inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     __m256i group_dots[NR][NT][8];  // per group: lanes of Σ q·a
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
-      KGroup k[NR];
-      for (int i = 0; i < NR; ++i) k[i] = T == DType::Q5_K ? q5k_group(blk[i], h[i], g) : q4k_group(blk[i], h[i], g);
+      __m256i w[NR];
+      for (int i = 0; i < NR; ++i) w[i] = T == DType::Q5_K ? q5k_group(blk[i], g) : q4k_group(blk[i], g);
       for (int j = 0; j < NT; ++j) {
         const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
         const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
-        for (int i = 0; i < NR; ++i) group_dots[i][j][g] = dot_u8_s8(k[i].w, q);
+        for (int i = 0; i < NR; ++i) group_dots[i][j][g] = dot_u8_s8(w[i], q);
       }
     }
     for (int j = 0; j < NT; ++j) {
@@ -249,7 +251,6 @@ inline void q4k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
 // Q6_K in the arithmetic of quant_dot_scalar.cc: per group an exact integer (its two halves' sums
 // times their scales), fused into each (row, token)'s f32 chain. The eight groups of a super-block
 // are reduced to their integers together (a tree of horizontal adds), then fused in group order.
-
 template <int NR, int NT>
 inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
   constexpr int64_t kSuperBytes = 210;
