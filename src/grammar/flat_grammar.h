@@ -1,0 +1,31 @@
+#pragma once
+// A Grammar laid out for the matcher: every alternative's symbols in one array of elements, each
+// alternative closed by an End element, so a parser position is one integer. Byte sets deduplicated.
+// Building it refuses left recursion (the pushdown matcher would expand it forever); recursion whose
+// every left-edge call is a tail call is fine (the matcher reuses the caller's frame).
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "grammar/grammar.h"
+
+namespace ridge::grammar {
+
+struct FlatGrammar {
+  enum class Kind : uint8_t { kBytes, kRule, kEnd };
+  struct Elem {
+    Kind kind;
+    int32_t arg;   // kBytes: index into sets; kRule: the rule called
+    int32_t rule;  // the rule this element belongs to
+  };
+  std::vector<Elem> elems;
+  std::vector<ByteSet> sets;
+  std::vector<std::vector<int32_t>> alt_starts;  // by rule: the position of each alternative's first element
+  std::vector<std::string> rule_names;
+  RuleId root = -1;
+
+  static FlatGrammar from(const Grammar& grammar);  // throws GrammarError
+  int32_t n_positions() const { return static_cast<int32_t>(elems.size()); }
+};
+
+}  // namespace ridge::grammar
