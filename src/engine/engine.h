@@ -25,6 +25,7 @@
 #include "engine/engine_stats.h"
 #include "engine/finish_reason.h"
 #include "engine/sampler.h"
+#include "grammar/compiled_grammar.h"
 #include "engine/scheduler.h"
 #include "kv/kv_dtype.h"
 #include "model/weights.h"
@@ -33,6 +34,7 @@
 namespace ridge {
 
 class BatchRunner;
+class MaskWorker;
 class PagedForward;
 
 struct EngineConfig {
@@ -61,6 +63,10 @@ struct RequestOptions {
   // n > 1 samples of one prompt: wait until this request has computed its prompt, then take its
   // blocks from the prefix cache instead of computing the prompt again.
   RequestId after_prefill_of = -1;
+  // Structured output: every sampled token is one the grammar allows (compiled for this engine's
+  // tokenizer); bytes the grammar forces are appended without running the model (jump-forward).
+  std::shared_ptr<const grammar::CompiledGrammar> grammar;
+  bool jump_forward = true;
 };
 
 // One per sampled token; the last event of a request has finish != None (it may carry no token).
@@ -68,6 +74,7 @@ struct TokenEvent {
   RequestId id = 0;
   bool has_token = false;
   SampleResult sample;           // the token and, with logprobs, its log-probability and alternatives
+  bool forced = false;           // appended by the grammar without sampling (jump-forward)
   std::string text;              // text completed by this token (complete UTF-8, clear of stop strings)
   FinishReason finish = FinishReason::None;
   int64_t prompt_tokens = 0;
@@ -119,6 +126,9 @@ class Engine {
   using Events = std::vector<std::pair<EventCallback*, TokenEvent>>;
   void drain_inbox(Events& events);  // submissions and cancellations from other threads enter here
   void sample_step(Events& events);
+  void start_masks(const StepPlan& plan);  // grammar masks of this step's samplers, on the worker
+  void finish_masks();
+  void append_forced(RequestId id, Live& live, SampledToken& done, Events& events);
   TokenEvent event_for(RequestId id, const Live& live) const;
   void publish_stats(double step_seconds, const StepPlan* plan);
   void deliver(Events& events);  // callbacks, outside the lock; finished requests are dropped after
@@ -133,6 +143,8 @@ class Engine {
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<PagedForward> forward_;  // the forward pass on config_.device, with the KV store
   std::unique_ptr<BatchRunner> runner_;
+  std::unique_ptr<MaskWorker> mask_worker_;  // started with the first request under a grammar
+  std::vector<float> masked_logits_;         // (n_vocab) one request's logits under its mask
   std::unordered_map<RequestId, std::unique_ptr<Live>> live_;  // touched only by the stepping thread
   std::vector<RequestId> finished_;  // dropped from live_ after their last callback
   EngineStats own_;                  // the stepping thread's counters; published into stats_

@@ -26,6 +26,13 @@ struct EngineStats {
   int64_t requests_finished_stop = 0;
   int64_t requests_finished_length = 0;
   int64_t requests_aborted = 0;
+  // Structured output.
+  int64_t grammar_requests = 0;       // submitted with a grammar
+  int64_t grammar_masks = 0;          // token masks computed
+  double grammar_mask_seconds = 0;    // their total time (on the mask worker, beside the forward pass)
+  double grammar_mask_max_seconds = 0;
+  int64_t grammar_forced_tokens = 0;  // appended by jump-forward without sampling
+  int64_t grammar_dead_ends = 0;      // requests ended because the grammar allowed no token
 };
 
 }  // namespace ridge

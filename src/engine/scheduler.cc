@@ -164,6 +164,7 @@ std::vector<FinishedRequest> Scheduler::on_step_done(std::span<const SampledToke
     if (!r.running || r.n_computed != static_cast<int64_t>(r.tokens.size()))
       throw std::logic_error("Scheduler: a token for request " + std::to_string(t.id) + " that did not sample");
     r.tokens.push_back(t.token);
+    r.tokens.insert(r.tokens.end(), t.forced.begin(), t.forced.end());
     const int64_t n_output = static_cast<int64_t>(r.tokens.size()) - r.n_prompt;
     if (t.finished || n_output >= r.max_new_tokens) {
       finished.push_back({t.id, std::vector<int32_t>(r.tokens.begin() + r.n_prompt, r.tokens.end())});

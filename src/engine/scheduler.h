@@ -44,6 +44,7 @@ struct SampledToken {
   RequestId id = 0;
   int32_t token = 0;
   bool finished = false;  // end of sequence or a stop string, as the caller decides
+  std::vector<int32_t> forced;  // tokens appended after it without sampling (grammar jump-forward)
 };
 
 struct FinishedRequest {

@@ -42,15 +42,15 @@ bool TokenSet::contains(int32_t token) const {
 
 namespace {
 
-// Walks the trie from `pos` with its caller unknown and sorts every token (see the header).
-PositionTokens sort_tokens(Pda& pda, int32_t pos, const TokenVocab& vocab) {
+// Walks the trie from `start` (a state over the sentinel) and sorts every token (see the header).
+PositionTokens sort_tokens(Pda& pda, Pda::StateId start, const TokenVocab& vocab) {
   const auto& trie = vocab.trie();
   const auto& trie_tokens = vocab.trie_tokens();
   PositionTokens out;
   std::vector<int32_t> accepted;
   // Per depth on the current branch: the state after that many bytes, and the depths at which the
   // position's frame had completed.
-  std::vector<Pda::StateId> state(1, pda.start_at(pos));
+  std::vector<Pda::StateId> state(1, start);
   std::vector<uint16_t> pops;  // depths, ascending, on the current branch
   const ByteSet first = pda.next_bytes(state[0]);
   for (int b = 0; b < 256; ++b) {
@@ -101,6 +101,64 @@ PositionTokens sort_tokens(Pda& pda, int32_t pos, const TokenVocab& vocab) {
   return out;
 }
 
+// What walking from `chain` depends on, spelled canonically: the rest of each frame's alternative
+// and every rule reachable from there, rules numbered in the order first met. Two chains with the
+// same spelling sort every token the same way, in any grammar.
+std::string chain_key(const FlatGrammar& g, const std::vector<int32_t>& chain) {
+  std::string key;
+  std::unordered_map<int32_t, int32_t> local;
+  std::vector<int32_t> queue;
+  auto put = [&](const void* p, size_t n) { key.append(static_cast<const char*>(p), n); };
+  auto spell_from = [&](int32_t pos) {
+    for (;; ++pos) {
+      const FlatGrammar::Elem& e = g.elems[pos];
+      if (e.kind == FlatGrammar::Kind::kEnd) {
+        key.push_back('E');
+        return;
+      }
+      if (e.kind == FlatGrammar::Kind::kBytes) {
+        key.push_back('B');
+        put(g.sets[e.arg].words.data(), 32);
+        continue;
+      }
+      auto [it, added] = local.try_emplace(e.arg, static_cast<int32_t>(local.size()));
+      if (added) queue.push_back(e.arg);
+      key.push_back('R');
+      put(&it->second, 4);
+    }
+  };
+  for (int32_t pos : chain) spell_from(pos);
+  for (size_t i = 0; i < queue.size(); ++i) {
+    key.push_back('[');
+    for (int32_t start : g.alt_starts[queue[i]]) spell_from(start);
+  }
+  return key;
+}
+
+// Sorted tokens of canonical chains, for every grammar of every vocabulary in the process.
+class SharedChainCache {
+ public:
+  static SharedChainCache& get() {
+    static SharedChainCache cache;
+    return cache;
+  }
+  std::shared_ptr<const PositionTokens> find(const std::string& key) {
+    std::lock_guard lock(mutex_);
+    auto it = map_.find(key);
+    return it == map_.end() ? nullptr : it->second;
+  }
+  void put(const std::string& key, std::shared_ptr<const PositionTokens> tokens) {
+    std::lock_guard lock(mutex_);
+    if (map_.size() >= kMaxEntries) map_.clear();  // a crude bound: entries are cheap to recompute
+    map_.emplace(key, std::move(tokens));
+  }
+
+ private:
+  static constexpr size_t kMaxEntries = 4096;
+  std::mutex mutex_;
+  std::unordered_map<std::string, std::shared_ptr<const PositionTokens>> map_;
+};
+
 }  // namespace
 
 CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const TokenVocab> vocab,
@@ -111,8 +169,8 @@ CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const T
   pda.initial();  // refuses an exploding start before any work
   positions_.resize(flat_->n_positions());
   for (int32_t pos = 0; pos < flat_->n_positions(); ++pos) {
-    if (flat_->elems[pos].kind != FlatGrammar::Kind::kBytes) continue;
-    positions_[pos] = sort_tokens(pda, pos, *vocab_);
+    if (flat_->elems[pos].kind != FlatGrammar::Kind::kBytes || flat_->lexical_at(pos)) continue;
+    positions_[pos] = std::make_shared<const PositionTokens>(sort_tokens(pda, pda.start_at(pos), *vocab_));
     if (std::chrono::steady_clock::now() - start > limits.timeout)
       throw GrammarError(fmt::format("grammar: compiling took over {} ms (a grammar of {} positions); simplify it",
                                      limits.timeout.count(), flat_->n_positions()));
@@ -120,9 +178,34 @@ CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const T
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vector<int32_t>& chain) const {
+  if (chain.size() == 1 && positions_[chain[0]]) return positions_[chain[0]];
+  const std::string own_key(reinterpret_cast<const char*>(chain.data()), chain.size() * sizeof(int32_t));
+  {
+    std::lock_guard lock(mutex_);
+    if (auto it = chains_.find(own_key); it != chains_.end()) return it->second;
+  }
+  std::string shared_key = std::to_string(vocab_->id()) + ":" + chain_key(*flat_, chain);
+  std::shared_ptr<const PositionTokens> tokens = SharedChainCache::get().find(shared_key);
+  if (!tokens) {
+    std::lock_guard walk_lock(walk_mutex_);
+    if (!walk_pda_) walk_pda_ = std::make_unique<Pda>(flat_);
+    tokens = std::make_shared<const PositionTokens>(sort_tokens(*walk_pda_, walk_pda_->start_chain(chain), *vocab_));
+    SharedChainCache::get().put(shared_key, tokens);
+  }
+  std::lock_guard lock(mutex_);
+  chains_.emplace(own_key, tokens);
+  return tokens;
+}
+
 size_t CompiledGrammar::memory_bytes() const {
   size_t total = 0;
-  for (const auto& p : positions_) total += p.accepted.memory_bytes() + p.dependent_tokens.size() * 6;
+  auto add = [&](const std::shared_ptr<const PositionTokens>& p) {
+    if (p) total += p->accepted.memory_bytes() + p->dependent_tokens.size() * 6;
+  };
+  for (const auto& p : positions_) add(p);
+  std::lock_guard lock(mutex_);
+  for (const auto& [key, p] : chains_) add(p);
   return total;
 }
 

@@ -31,24 +31,15 @@ std::vector<bool> nullable_rules(const Grammar& g) {
   return nullable;
 }
 
-// Left recursion is a strongly connected component of the left-edge graph holding a non-tail edge.
-void refuse_left_recursion(const Grammar& g) {
-  const auto nullable = nullable_rules(g);
-  const int32_t n = static_cast<int32_t>(g.rules.size());
-  std::vector<std::vector<LeftEdge>> edges(n);
-  for (int32_t r = 0; r < n; ++r)
-    for (const Sequence& alt : g.rules[r].alternatives)
-      for (size_t i = 0; i < alt.size(); ++i) {
-        if (alt[i].kind == Symbol::Kind::kBytes) break;
-        edges[r].push_back({alt[i].rule, i + 1 == alt.size()});
-        if (!nullable[alt[i].rule]) break;
-      }
-  // Iterative Tarjan.
+// Strongly connected components (iterative Tarjan): a component id per node, callees' components
+// numbered before their callers'.
+std::vector<int32_t> components(const std::vector<std::vector<int32_t>>& edges) {
+  const int32_t n = static_cast<int32_t>(edges.size());
   std::vector<int32_t> index(n, -1), low(n, 0), component(n, -1), stack;
   std::vector<bool> on_stack(n, false);
   int32_t next_index = 0, n_components = 0;
   struct Frame {
-    int32_t rule;
+    int32_t node;
     size_t edge;
   };
   for (int32_t start = 0; start < n; ++start) {
@@ -59,23 +50,23 @@ void refuse_left_recursion(const Grammar& g) {
     on_stack[start] = true;
     while (!frames.empty()) {
       Frame& f = frames.back();
-      if (f.edge < edges[f.rule].size()) {
-        const int32_t to = edges[f.rule][f.edge++].to;
+      if (f.edge < edges[f.node].size()) {
+        const int32_t to = edges[f.node][f.edge++];
         if (index[to] < 0) {
           index[to] = low[to] = next_index++;
           stack.push_back(to);
           on_stack[to] = true;
           frames.push_back({to, 0});
         } else if (on_stack[to]) {
-          low[f.rule] = std::min(low[f.rule], index[to]);
+          low[f.node] = std::min(low[f.node], index[to]);
         }
         continue;
       }
-      const int32_t r = f.rule;
+      const int32_t v = f.node;
       frames.pop_back();
-      if (!frames.empty()) low[frames.back().rule] = std::min(low[frames.back().rule], low[r]);
-      if (low[r] == index[r]) {
-        for (int32_t m = -1; m != r;) {
+      if (!frames.empty()) low[frames.back().node] = std::min(low[frames.back().node], low[v]);
+      if (low[v] == index[v]) {
+        for (int32_t m = -1; m != v;) {
           m = stack.back();
           stack.pop_back();
           on_stack[m] = false;
@@ -85,11 +76,79 @@ void refuse_left_recursion(const Grammar& g) {
       }
     }
   }
+  return component;
+}
+
+// Left recursion is a strongly connected component of the left-edge graph holding a non-tail edge.
+void refuse_left_recursion(const Grammar& g) {
+  const auto nullable = nullable_rules(g);
+  const int32_t n = static_cast<int32_t>(g.rules.size());
+  std::vector<std::vector<LeftEdge>> edges(n);
+  std::vector<std::vector<int32_t>> targets(n);
+  for (int32_t r = 0; r < n; ++r)
+    for (const Sequence& alt : g.rules[r].alternatives)
+      for (size_t i = 0; i < alt.size(); ++i) {
+        if (alt[i].kind == Symbol::Kind::kBytes) break;
+        edges[r].push_back({alt[i].rule, i + 1 == alt.size()});
+        targets[r].push_back(alt[i].rule);
+        if (!nullable[alt[i].rule]) break;
+      }
+  const auto component = components(targets);
   for (int32_t r = 0; r < n; ++r)
     for (const LeftEdge& e : edges[r])
       if (!e.tail && component[e.to] == component[r])
         throw GrammarError(fmt::format("grammar: rule '{}' is left-recursive (through '{}'); rewrite it with repetition",
                                        g.rules[r].name, g.rules[e.to].name));
+}
+
+// A rule is lexical when nothing in or below it recurses through a non-tail call (its language is
+// regular), and small when the rules it reaches hold at most kLexicalMaxSymbols symbols.
+std::vector<uint8_t> lexical_rules(const Grammar& g) {
+  constexpr int64_t kLexicalMaxSymbols = 8192;
+  const int32_t n = static_cast<int32_t>(g.rules.size());
+  std::vector<std::vector<int32_t>> callees(n);
+  for (int32_t r = 0; r < n; ++r)
+    for (const Sequence& alt : g.rules[r].alternatives)
+      for (const Symbol& s : alt)
+        if (s.kind == Symbol::Kind::kRule) callees[r].push_back(s.rule);
+  const auto component = components(callees);
+  const int32_t n_comp = n ? *std::max_element(component.begin(), component.end()) + 1 : 0;
+  std::vector<std::vector<int32_t>> members(n_comp);
+  for (int32_t r = 0; r < n; ++r) members[component[r]].push_back(r);
+  std::vector<uint8_t> comp_ok(n_comp, 1);
+  std::vector<int64_t> own_size(n_comp, 0);
+  std::vector<std::vector<int32_t>> reach(n_comp);  // components reachable (self included), sorted
+  // Components are numbered callees first, so one pass in order sees every callee settled.
+  for (int32_t c = 0; c < n_comp; ++c) {
+    bool ok = true;
+    std::vector<int32_t> below{c};
+    for (int32_t r : members[c])
+      for (const Sequence& alt : g.rules[r].alternatives)
+        for (size_t i = 0; i < alt.size(); ++i) {
+          ++own_size[c];
+          if (alt[i].kind != Symbol::Kind::kRule) continue;
+          const int32_t cc = component[alt[i].rule];
+          if (cc == c) {
+            ok = ok && i + 1 == alt.size();  // recursion inside the component only as a tail call
+          } else if (!comp_ok[cc]) {
+            ok = false;
+          } else {
+            below.insert(below.end(), reach[cc].begin(), reach[cc].end());
+          }
+        }
+    if (ok) {
+      std::sort(below.begin(), below.end());
+      below.erase(std::unique(below.begin(), below.end()), below.end());
+      int64_t size = 0;
+      for (int32_t b : below) size += own_size[b];
+      ok = size <= kLexicalMaxSymbols;
+    }
+    comp_ok[c] = ok;
+    if (ok) reach[c] = std::move(below);
+  }
+  std::vector<uint8_t> out(n);
+  for (int32_t r = 0; r < n; ++r) out[r] = comp_ok[component[r]];
+  return out;
 }
 
 }  // namespace
@@ -99,6 +158,7 @@ FlatGrammar FlatGrammar::from(const Grammar& grammar) {
     throw GrammarError("grammar has no root rule");
   refuse_left_recursion(grammar);
   FlatGrammar flat;
+  flat.lexical = lexical_rules(grammar);
   flat.root = grammar.root;
   std::map<std::array<uint64_t, 4>, int32_t> set_index;
   flat.alt_starts.resize(grammar.rules.size());

@@ -22,10 +22,15 @@ struct FlatGrammar {
   std::vector<ByteSet> sets;
   std::vector<std::vector<int32_t>> alt_starts;  // by rule: the position of each alternative's first element
   std::vector<std::string> rule_names;
+  // By rule: the rule is lexical -- no recursion through a non-tail call in or below it, and
+  // small -- so a token mask is precomputed for a stack of such frames together (inside a string
+  // literal, its characters, the string and the loop over them), not for each frame alone.
+  std::vector<uint8_t> lexical;
   RuleId root = -1;
 
   static FlatGrammar from(const Grammar& grammar);  // throws GrammarError
   int32_t n_positions() const { return static_cast<int32_t>(elems.size()); }
+  bool lexical_at(int32_t pos) const { return lexical[elems[pos].rule] != 0; }
 };
 
 }  // namespace ridge::grammar

@@ -15,8 +15,17 @@ enum class Whitespace { kCompact, kFlexible };
 struct JsonSchemaOptions {
   Whitespace whitespace = Whitespace::kCompact;
   int max_whitespace = 20;  // flexible: at most this many whitespace bytes in a row
+  // `format` constrains strings (date-time, date, time, email, uuid, uri, ipv4, hostname,
+  // json-pointer; other formats stay annotations). false: every format is an annotation, as JSON
+  // Schema 2020-12 says by default.
+  bool assert_format = true;
 };
 
+// Throws GrammarError ("json schema: ...") for an unsupported keyword (naming it), a remote $ref, an
+// unsatisfiable schema ("unsatisfiable") or one too large to compile. Objects' named members are
+// emitted in the order their names first appear in the schema: pass an ordered_json (parse the
+// schema with nlohmann::ordered_json::parse) to keep the document's order; a plain json has sorted keys.
+Grammar json_schema_grammar(const nlohmann::ordered_json& schema, const JsonSchemaOptions& options = {});
 Grammar json_schema_grammar(const nlohmann::json& schema, const JsonSchemaOptions& options = {});
 
 // Any JSON value whose top level is an object (OpenAI's response_format json_object).

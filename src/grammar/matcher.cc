@@ -10,21 +10,36 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar)
   history_.push_back(pda_.initial());
 }
 
+const GrammarMatcher::TopFrames& GrammarMatcher::top_frames(int32_t node) {
+  if (auto it = top_frames_.find(node); it != top_frames_.end()) return it->second;
+  // The top frame, and below it the frames of lexical rules while the top one is lexical too.
+  const FlatGrammar& g = pda_.grammar();
+  std::vector<int32_t> chain{pda_.node_pos(node)};
+  int32_t below = pda_.node_parent(node);
+  if (g.lexical_at(chain[0]))
+    while (below > Pda::kSentinel && g.lexical_at(pda_.node_pos(below))) {
+      chain.push_back(pda_.node_pos(below));
+      below = pda_.node_parent(below);
+    }
+  return top_frames_[node] = TopFrames{grammar_->tokens_for(chain), below};
+}
+
 void GrammarMatcher::fill_mask(uint64_t* words) {
   const TokenVocab& vocab = grammar_->vocab();
   std::memset(words, 0, static_cast<size_t>(vocab.n_words()) * 8);
   const Pda::StateId s = history_.back();
   if (s < 0) return;
-  seen_positions_.clear();
+  seen_.clear();
   for (int32_t node : pda_.stacks(s)) {
-    const int32_t pos = pda_.node_pos(node);
-    const PositionTokens& tokens = grammar_->at(pos);
-    if (std::find(seen_positions_.begin(), seen_positions_.end(), pos) == seen_positions_.end()) {
-      seen_positions_.push_back(pos);
+    const TopFrames& top = top_frames(node);
+    const PositionTokens& tokens = *top.tokens;
+    if (std::find(seen_.begin(), seen_.end(), &tokens) == seen_.end()) {
+      seen_.push_back(&tokens);
       tokens.accepted.or_into(words);
     }
     if (tokens.dependent_tokens.empty()) continue;
-    const Pda::StateId cont = pda_.after_pop(node);
+    // Where those frames return to: the rest of each dependent token is read from there.
+    const Pda::StateId cont = pda_.expand_node(top.below);
     if (cont < 0) continue;
     for (size_t i = 0; i < tokens.dependent_tokens.size(); ++i) {
       const int32_t t = tokens.dependent_tokens[i];
@@ -78,6 +93,10 @@ void GrammarMatcher::rollback(int32_t n) {
 }
 
 bool GrammarMatcher::accepting() const { return history_.back() >= 0 && pda_.accepting(history_.back()); }
+
+bool GrammarMatcher::can_continue() const {
+  return history_.back() >= 0 && !pda_.stacks(history_.back()).empty();
+}
 
 bool GrammarMatcher::terminated() const { return history_.back() == kTerminated; }
 

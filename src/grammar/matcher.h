@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "grammar/compiled_grammar.h"
@@ -33,6 +34,7 @@ class GrammarMatcher {
 
   bool accepting() const;   // the output so far is a complete sentence (a stop token may come)
   bool terminated() const;  // a stop token was accepted: nothing may follow
+  bool can_continue() const;  // some byte may still follow
   // The bytes every continuation starts with, up to `max` (the grammar leaves no choice there).
   std::string forced_bytes(size_t max = 256);
 
@@ -41,7 +43,14 @@ class GrammarMatcher {
   std::shared_ptr<const CompiledGrammar> grammar_;
   Pda pda_;
   std::vector<Pda::StateId> history_;  // [0]: nothing read; then the state after each accepted item
-  std::vector<int32_t> seen_positions_;
+  // By stack node: the sorted tokens of its top frames, and the node below them.
+  struct TopFrames {
+    std::shared_ptr<const PositionTokens> tokens;
+    int32_t below = 0;
+  };
+  const TopFrames& top_frames(int32_t node);
+  std::unordered_map<int32_t, TopFrames> top_frames_;
+  std::vector<const PositionTokens*> seen_;
 };
 
 }  // namespace ridge::grammar

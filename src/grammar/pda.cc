@@ -140,6 +140,28 @@ Pda::StateId Pda::start_at(int32_t pos) {
   return intern_scratch();
 }
 
+Pda::StateId Pda::start_chain(const std::vector<int32_t>& chain) {
+  int32_t parent = kSentinel;
+  for (size_t i = chain.size(); i-- > 1;) parent = intern_node(chain[i], parent);
+  new_closure();
+  expand(chain[0], parent);
+  return intern_scratch();
+}
+
+Pda::StateId Pda::expand_node(int32_t node) {
+  if (auto it = expanded_.find(node); it != expanded_.end()) return it->second;
+  new_closure();
+  if (node == kAccept)
+    out_accept_ = true;
+  else if (node == kSentinel)
+    out_popped_ = true;
+  else
+    expand(nodes_[node].pos, nodes_[node].parent);
+  const StateId s = intern_scratch();
+  expanded_[node] = s;
+  return s;
+}
+
 Pda::StateId Pda::after_pop(int32_t node) {
   if (auto it = after_pop_.find(node); it != after_pop_.end()) return it->second;
   new_closure();

@@ -30,6 +30,9 @@ class Pda {
   const FlatGrammar& grammar() const { return *grammar_; }
   StateId initial();                 // the root rule, nothing read
   StateId start_at(int32_t pos);     // the single stack (pos, sentinel); pos is a byte element
+  // The stack chain[0] over chain[1] over ... over the sentinel (positions, innermost first).
+  StateId start_chain(const std::vector<int32_t>& chain);
+  StateId expand_node(int32_t node);  // the configuration of the stack `node` (closure; memoised)
   StateId after_pop(int32_t node);   // the configuration once the frame holding `node` has completed
   StateId step(StateId state, uint8_t byte);  // kDead when no stack takes the byte
   StateId step(StateId state, const uint8_t* bytes, size_t n);
@@ -63,6 +66,7 @@ class Pda {
   std::unordered_multimap<uint64_t, StateId> state_ids_;
   std::vector<std::unique_ptr<std::array<StateId, 256>>> transitions_;
   std::unordered_map<int32_t, StateId> after_pop_;
+  std::unordered_map<int32_t, StateId> expanded_;
 
   // Scratch of one closure.
   std::vector<int32_t> out_;

@@ -1,6 +1,7 @@
 #include "grammar/token_vocab.h"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 
@@ -8,6 +9,8 @@ namespace ridge::grammar {
 
 TokenVocab::TokenVocab(std::vector<std::string> token_bytes, std::vector<int32_t> stop_tokens)
     : bytes_(std::move(token_bytes)), stop_tokens_(std::move(stop_tokens)) {
+  static std::atomic<uint64_t> next_id{1};
+  id_ = next_id++;
   std::fill(std::begin(root_child_), std::end(root_child_), -1);
   std::vector<int32_t> order;
   for (int32_t id = 0; id < n_vocab(); ++id)

@@ -31,6 +31,7 @@ class TokenVocab {
   // The child of the root starting with each byte (-1 if none).
   int32_t root_child(uint8_t byte) const { return root_child_[byte]; }
   int32_t n_words() const { return (n_vocab() + 63) / 64; }  // a token mask's length in 64-bit words
+  uint64_t id() const { return id_; }  // unique in the process: keys caches shared across grammars
 
  private:
   std::vector<std::string> bytes_;
@@ -38,6 +39,7 @@ class TokenVocab {
   std::vector<TrieNode> trie_;
   std::vector<int32_t> trie_tokens_;
   int32_t root_child_[256];
+  uint64_t id_;
 };
 
 }  // namespace ridge::grammar

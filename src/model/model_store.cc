@@ -15,12 +15,31 @@ std::string ridge_home() {
 
 std::string models_dir() { return ridge_home() + "/models"; }
 
+namespace {
+
+// The real models tools/fetch_model.py assembles, by the names it takes.
+struct NamedModel {
+  const char* name;
+  const char* file;
+};
+constexpr NamedModel kNamedModels[] = {
+    {"default", kDefaultModelFile},
+    {"qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct.gguf"},
+    {"qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf"},
+    {"gemma3-270m", "gemma-3-270m-Q4_K_M.gguf"},
+};
+
+}  // namespace
+
 std::string resolve_model_path(const std::string& model_arg) {
-  if (model_arg.empty() || model_arg == "default") {
-    const std::string path = models_dir() + "/" + kDefaultModelFile;
-    if (!std::filesystem::exists(path))
+  const std::string name = model_arg.empty() ? "default" : model_arg;
+  for (const NamedModel& m : kNamedModels) {
+    if (name != m.name) continue;
+    const std::string path = models_dir() + "/" + m.file;
+    if (std::filesystem::exists(path)) return path;
+    if (name == "default")
       fail("the default model is not in {} yet: run `make model` (or python3 tools/fetch_model.py)", models_dir());
-    return path;
+    fail("the model '{}' is not in {} yet: run python3 tools/fetch_model.py {}", name, models_dir(), name);
   }
   if (!std::filesystem::exists(model_arg)) fail("model file '{}' does not exist", model_arg);
   return model_arg;

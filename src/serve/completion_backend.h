@@ -6,13 +6,16 @@
 // The request and event types are the engine's own (engine/engine.h: RequestOptions, TokenEvent,
 // SubmitError); nothing of the Engine class itself is used here.
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "engine/engine.h"
+#include "grammar/compiled_grammar.h"
 #include "engine/engine_stats.h"
+#include "grammar/grammar_spec.h"
 #include "tokenizer/chat_template.h"
 
 namespace ridge {
@@ -39,6 +42,11 @@ class CompletionBackend {
   virtual int32_t n_vocab() const = 0;
   virtual int64_t n_ctx() const = 0;  // prompt + completion tokens of one request, at most
   virtual std::string model_id() const = 0;  // the name clients pass as "model"
+  // A structured-output spec compiled for this backend's vocabulary (cached by spec). Throws
+  // grammar::GrammarError for a bad or unsupported one.
+  virtual std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(const grammar::GrammarSpec&) {
+    throw grammar::GrammarError("structured output is not supported by this backend");
+  }
 };
 
 }  // namespace ridge

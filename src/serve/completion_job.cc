@@ -71,6 +71,18 @@ CompletionJob::~CompletionJob() {
 void CompletionJob::submit() {
   std::random_device entropy;
   const uint64_t base_seed = request_.seed ? *request_.seed : (uint64_t(entropy()) << 32 | entropy());
+  std::shared_ptr<const grammar::CompiledGrammar> compiled;
+  if (!request_.structured.empty()) {
+    const auto t0 = Clock::now();
+    try {
+      compiled = backend_.compile_grammar(request_.structured);
+      metrics_.observe_grammar_compile(seconds(Clock::now() - t0), true);
+    } catch (const grammar::GrammarError& e) {
+      metrics_.observe_grammar_compile(seconds(Clock::now() - t0), false);
+      choices_.clear();
+      throw ApiError(400, e.what(), "response_format");
+    }
+  }
   for (int i = 0; i < request_.n; ++i) {
     RequestOptions options;
     options.prompt = prompt_;
@@ -80,6 +92,7 @@ void CompletionJob::submit() {
     options.stop = request_.stop;
     options.ignore_eos = request_.ignore_eos;
     options.logprobs = request_.logprobs;
+    options.grammar = compiled;  // each choice walks the grammar with its own matcher
     options.after_prefill_of = first_id_;  // siblings wait for the first to compute the prompt, then share its blocks
     try {
       const RequestId id = backend_.submit(std::move(options), stream_->callback(i));

@@ -1,9 +1,16 @@
 #include "serve/engine_backend.h"
 
+#include "engine/grammar_vocab.h"
+
 namespace ridge {
 
 EngineBackend::EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id)
-    : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)) {}
+    : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)),
+      grammars_(std::make_unique<grammar::GrammarCache>(grammar_vocab(engine.tokenizer()))) {}
+
+std::shared_ptr<const grammar::CompiledGrammar> EngineBackend::compile_grammar(const grammar::GrammarSpec& spec) {
+  return grammars_->get(spec);
+}
 
 RequestId EngineBackend::submit(RequestOptions options, EventCallback on_event) {
   return engine_.submit(std::move(options), std::move(on_event));

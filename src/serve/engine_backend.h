@@ -1,9 +1,11 @@
 #pragma once
 // CompletionBackend over the serving engine: requests go to Engine::submit/cancel, text goes
 // through the engine's tokenizer and the model's chat format.
+#include <memory>
 #include <string>
 
 #include "engine/engine.h"
+#include "grammar/grammar_cache.h"
 #include "serve/completion_backend.h"
 #include "tokenizer/chat_template.h"
 
@@ -23,11 +25,14 @@ class EngineBackend : public CompletionBackend {
   int32_t n_vocab() const override;
   int64_t n_ctx() const override;
   std::string model_id() const override { return model_id_; }
+  std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(const grammar::GrammarSpec& spec) override;
+  grammar::GrammarCache& grammar_cache() { return *grammars_; }
 
  private:
   Engine& engine_;
   ChatTemplate chat_;
   std::string model_id_;
+  std::unique_ptr<grammar::GrammarCache> grammars_;
 };
 
 }  // namespace ridge

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/api_error.h"
+#include "serve/structured_output.h"
 
 namespace ridge {
 namespace {
@@ -209,8 +210,6 @@ void refuse_unsupported(const Fields& f, const OpenaiRequest& r) {
     const json* v = f.find(name);
     if (v && !v->empty()) refuse(name);
   }
-  if (const json* format = f.find("response_format"); format && format->is_object() && format->value("type", "text") != "text")
-    refuse("response_format");
 }
 
 }  // namespace
@@ -246,6 +245,7 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
   r.user = f.string("user").value_or("");
   refuse_unsupported(f, r);
+  r.structured = read_structured_output(root);
   return r;
 }
 

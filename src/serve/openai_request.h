@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/sampler.h"
+#include "grammar/grammar_spec.h"
 #include "tokenizer/chat_template.h"
 
 namespace ridge {
@@ -37,6 +38,7 @@ struct OpenaiRequest {
   bool include_usage = false;      // stream_options.include_usage
   bool ignore_eos = false;
   std::string user;
+  grammar::GrammarSpec structured;  // response_format, guided_*, grammar, json_schema (serve/structured_output)
 };
 
 inline constexpr int32_t kMaxChoices = 128;     // n, as OpenAI allows

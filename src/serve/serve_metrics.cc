@@ -27,6 +27,11 @@ ServeMetrics::ServeMetrics()
       finished_abort_(registry_.counter("ridge:request_success_total", success_help(), {{"finished_reason", "abort"}})),
       prompt_tokens_(registry_.counter("ridge:prompt_tokens_total", "Prompt tokens of admitted requests.")),
       generation_tokens_(registry_.counter("ridge:generation_tokens_total", "Generated tokens.")),
+      grammar_compile_(registry_.histogram("ridge:grammar_compile_seconds",
+                                           "Time to get a compiled grammar for a request (cache hits included).",
+                                           latency_buckets())),
+      grammar_rejected_(registry_.counter("ridge:grammar_rejected_total",
+                                          "Requests refused for a bad or unsupported schema, regex or grammar.")),
       recent_ttft_(std::chrono::seconds(60), 4096),
       recent_itl_(std::chrono::seconds(60), 16384),
       recent_e2e_(std::chrono::seconds(60), 4096) {}
@@ -77,6 +82,21 @@ void ServeMetrics::mirror(const EngineStats& s) {
   r.counter("ridge:kv_evictions_total", "Cached KV blocks evicted for reuse.").set(double(s.evictions));
   r.counter("ridge:engine_steps_total", "Engine steps (forward passes).").set(double(s.steps));
   r.counter("ridge:engine_step_seconds_total", "Time spent inside engine steps.").set(s.step_seconds);
+  r.counter("ridge:grammar_requests_total", "Requests with structured output (a schema, regex, choice or grammar).")
+      .set(double(s.grammar_requests));
+  r.counter("ridge:grammar_masks_total", "Token masks computed for structured output.").set(double(s.grammar_masks));
+  r.counter("ridge:grammar_mask_seconds_total", "Time computing token masks (beside the forward pass).")
+      .set(s.grammar_mask_seconds);
+  r.gauge("ridge:grammar_mask_max_seconds", "Longest token mask computation since start.").set(s.grammar_mask_max_seconds);
+  r.counter("ridge:grammar_forced_tokens_total", "Tokens the grammar forced, appended without sampling (jump-forward).")
+      .set(double(s.grammar_forced_tokens));
+  r.counter("ridge:grammar_dead_ends_total", "Requests ended because their grammar allowed no token.")
+      .set(double(s.grammar_dead_ends));
+}
+
+void ServeMetrics::observe_grammar_compile(double seconds, bool ok) {
+  grammar_compile_.observe(seconds);
+  if (!ok) grammar_rejected_.add();
 }
 
 std::string ServeMetrics::prometheus(const EngineStats& stats) {
@@ -104,6 +124,10 @@ nlohmann::json ServeMetrics::json(const EngineStats& s) {
       {"prefix_cache_queries", s.prefix_query_tokens},
       {"prefix_cache_hits", s.prefix_hit_tokens},
       {"kv_evictions", s.evictions},
+      {"grammar", {{"requests", s.grammar_requests}, {"masks", s.grammar_masks},
+                   {"mask_seconds_mean", s.grammar_masks ? s.grammar_mask_seconds / double(s.grammar_masks) : 0.0},
+                   {"mask_seconds_max", s.grammar_mask_max_seconds}, {"forced_tokens", s.grammar_forced_tokens},
+                   {"dead_ends", s.grammar_dead_ends}}},
       {"prompt_tokens_total", prompt_tokens_.value()},
       {"generation_tokens_total", generation_tokens_.value()},
       {"requests", {{"stop", finished_stop_.value()}, {"length", finished_length_.value()}, {"abort", finished_abort_.value()}}},

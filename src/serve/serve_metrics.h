@@ -33,6 +33,8 @@ class ServeMetrics {
     int64_t generation_tokens = 0;
   };
   void observe_finished(const Finished& f);
+  // Structured output: the time a request waited for its compiled grammar; ok false when refused.
+  void observe_grammar_compile(double seconds, bool ok);
 
   // The Prometheus text, with the engine's counters and gauges as of `stats`.
   std::string prometheus(const EngineStats& stats);
@@ -55,6 +57,8 @@ class ServeMetrics {
   Counter& finished_abort_;
   Counter& prompt_tokens_;
   Counter& generation_tokens_;
+  Histogram& grammar_compile_;
+  Counter& grammar_rejected_;
   RecentSamples recent_ttft_, recent_itl_, recent_e2e_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };

@@ -181,8 +181,31 @@ TEST(OpenaiRequest, RefusesWhatItCannotHonour) {
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"echo", true}}).param, "echo");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", {{"50256", -100}}}}).param, "logit_bias");
-  EXPECT_EQ(chat_error({{"messages", kMessages}, {"response_format", {{"type", "json_object"}}}}).param, "response_format");
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"tools", json::array({{{"type", "function"}}})}}).param, "tools");
   EXPECT_EQ(completion({{"prompt", "x"}, {"echo", false}, {"logit_bias", json::object()}, {"unknown_field", 1}}).n, 1);
+}
+
+TEST(OpenaiRequest, ReadsStructuredOutputUnderEveryName) {
+  using Kind = grammar::GrammarSpec::Kind;
+  const json schema = {{"type", "object"}};
+  EXPECT_EQ(chat({{"messages", kMessages}, {"response_format", {{"type", "json_object"}}}}).structured.kind, Kind::kJsonObject);
+  const auto js = chat({{"messages", kMessages},
+                        {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", schema}}}}}});
+  EXPECT_EQ(js.structured.kind, Kind::kJsonSchema);
+  EXPECT_EQ(json::parse(js.structured.source), schema);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"guided_json", schema}}).structured.kind, Kind::kJsonSchema);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"json_schema", schema}}).structured.kind, Kind::kJsonSchema);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"guided_regex", "a+"}}).structured.source, "a+");
+  EXPECT_EQ(completion({{"prompt", "x"}, {"guided_choice", {"a", "b"}}}).structured.choices.size(), 2u);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"grammar", "root ::= \"a\""}}).structured.kind, Kind::kGbnf);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"structured_outputs", {{"regex", "b"}}}}).structured.kind, Kind::kRegex);
+  EXPECT_EQ(completion({{"prompt", "x"}, {"guided_json", schema}, {"whitespace", "flexible"}}).structured.whitespace,
+            grammar::Whitespace::kFlexible);
+  EXPECT_TRUE(completion({{"prompt", "x"}, {"response_format", {{"type", "text"}}}}).structured.empty());
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"guided_json", schema}, {"guided_regex", "a"}}).param, "guided_regex");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"guided_choice", json::array()}}).param, "guided_choice");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"response_format", {{"type", "yaml"}}}}).param, "response_format.type");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"guided_json", "{bad"}}).param, "guided_json");
 }
 
 }  // namespace
