@@ -101,10 +101,51 @@ PositionTokens sort_tokens(Pda& pda, Pda::StateId start, const TokenVocab& vocab
   return out;
 }
 
-// What walking from `chain` depends on, spelled canonically: the rest of each frame's alternative
-// and every rule reachable from there, rules numbered in the order first met. Two chains with the
-// same spelling sort every token the same way, in any grammar.
-std::string chain_key(const FlatGrammar& g, const std::vector<int32_t>& chain) {
+// What sorting the tokens from `chain` depends on, spelled canonically: the rest of each frame's
+// alternative and the rules reachable from there, numbered in the order first met -- but only the
+// rules a token can enter, those fewer than `horizon` bytes (the longest token) away; farther
+// references are spelled as cut. Two chains with the same spelling sort every token the same way,
+// in any grammar: a string of at most 200 characters looks the same from its 10th character as
+// from its 100th to a token of at most 64 bytes. The top frame and the frames below it are spelled
+// apart (each as if it began the token: the pair still fixes the sort), so one spelling of the
+// frames below serves every stack that shares them -- the many alternatives a closure opens.
+std::string chain_key(const FlatGrammar& g, const int32_t* chain, size_t n_chain, int32_t horizon) {
+  // Fewest bytes read before each reachable rule is entered (Dijkstra over alternatives' prefixes).
+  std::unordered_map<int32_t, int32_t> dist;
+  using Item = std::pair<int32_t, int32_t>;  // (bytes before, position)
+  std::vector<Item> heap;
+  auto push = [&](int32_t d, int32_t pos) {
+    heap.emplace_back(d, pos);
+    std::push_heap(heap.begin(), heap.end(), std::greater<>());
+  };
+  {
+    int32_t d = 0;
+    for (size_t i = 0; i < n_chain; ++i) {
+      const int32_t pos = chain[i];
+      push(d, pos);
+      // The next frame resumes once this one's alternative ends: at least its remaining bytes on.
+      for (int32_t p = pos; g.elems[p].kind != FlatGrammar::Kind::kEnd; ++p)
+        d += g.elems[p].kind == FlatGrammar::Kind::kBytes ? 1 : g.min_bytes[g.elems[p].arg];
+    }
+  }
+  while (!heap.empty()) {
+    std::pop_heap(heap.begin(), heap.end(), std::greater<>());
+    auto [d, pos] = heap.back();
+    heap.pop_back();
+    for (int32_t p = pos; d <= horizon && g.elems[p].kind != FlatGrammar::Kind::kEnd; ++p) {
+      const FlatGrammar::Elem& e = g.elems[p];
+      if (e.kind == FlatGrammar::Kind::kRule) {
+        auto [it, added] = dist.try_emplace(e.arg, d);
+        if (added || d < it->second) {
+          it->second = d;
+          for (int32_t start : g.alt_starts[e.arg]) push(d, start);
+        }
+        d += g.min_bytes[e.arg];
+      } else {
+        ++d;
+      }
+    }
+  }
   std::string key;
   std::unordered_map<int32_t, int32_t> local;
   std::vector<int32_t> queue;
@@ -121,18 +162,32 @@ std::string chain_key(const FlatGrammar& g, const std::vector<int32_t>& chain) {
         put(g.sets[e.arg].words.data(), 32);
         continue;
       }
+      auto d = dist.find(e.arg);
+      if (d == dist.end() || d->second > horizon) {
+        key.push_back('X');
+        continue;
+      }
       auto [it, added] = local.try_emplace(e.arg, static_cast<int32_t>(local.size()));
       if (added) queue.push_back(e.arg);
       key.push_back('R');
       put(&it->second, 4);
     }
   };
-  for (int32_t pos : chain) spell_from(pos);
+  for (size_t i = 0; i < n_chain; ++i) spell_from(chain[i]);
   for (size_t i = 0; i < queue.size(); ++i) {
     key.push_back('[');
     for (int32_t start : g.alt_starts[queue[i]]) spell_from(start);
   }
   return key;
+}
+
+// 128 bits standing for a spelling (two independent 64-bit hashes): keys of the shared cache stay
+// short however long the spelling.
+std::string fingerprint(const std::string& spelling) {
+  uint64_t fnv = 0xcbf29ce484222325ULL;
+  for (unsigned char c : spelling) fnv = (fnv ^ c) * 0x100000001b3ULL;
+  const uint64_t h[2] = {std::hash<std::string>{}(spelling), fnv ^ spelling.size()};
+  return std::string(reinterpret_cast<const char*>(h), sizeof(h));
 }
 
 // Sorted tokens of canonical chains, for every grammar of every vocabulary in the process.
@@ -148,15 +203,20 @@ class SharedChainCache {
     return it == map_.end() ? nullptr : it->second;
   }
   void put(const std::string& key, std::shared_ptr<const PositionTokens> tokens) {
+    const size_t bytes = key.size() + tokens->accepted.memory_bytes() + tokens->dependent_tokens.size() * 6 + 64;
     std::lock_guard lock(mutex_);
-    if (map_.size() >= kMaxEntries) map_.clear();  // a crude bound: entries are cheap to recompute
-    map_.emplace(key, std::move(tokens));
+    if (bytes_ + bytes > kMaxBytes) {  // a crude bound: entries are cheap to recompute
+      map_.clear();
+      bytes_ = 0;
+    }
+    if (map_.emplace(key, std::move(tokens)).second) bytes_ += bytes;
   }
 
  private:
-  static constexpr size_t kMaxEntries = 4096;
+  static constexpr size_t kMaxBytes = size_t{256} << 20;
   std::mutex mutex_;
   std::unordered_map<std::string, std::shared_ptr<const PositionTokens>> map_;
+  size_t bytes_ = 0;
 };
 
 }  // namespace
@@ -185,7 +245,17 @@ std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vec
     std::lock_guard lock(mutex_);
     if (auto it = chains_.find(own_key); it != chains_.end()) return it->second;
   }
-  std::string shared_key = std::to_string(vocab_->id()) + ":" + chain_key(*flat_, chain);
+  const int32_t horizon = vocab_->max_token_bytes();
+  std::string shared_key = std::to_string(vocab_->id()) + ":";
+  {
+    std::lock_guard lock(mutex_);
+    auto [top, top_added] = spelled_.try_emplace(std::string(own_key, 0, sizeof(int32_t)));
+    if (top_added) top->second = fingerprint(chain_key(*flat_, chain.data(), 1, horizon));
+    shared_key += top->second;
+    auto [below, below_added] = spelled_.try_emplace(own_key.substr(sizeof(int32_t)) + "b");
+    if (below_added) below->second = fingerprint(chain_key(*flat_, chain.data() + 1, chain.size() - 1, horizon));
+    shared_key += below->second;
+  }
   std::shared_ptr<const PositionTokens> tokens = SharedChainCache::get().find(shared_key);
   if (!tokens) {
     std::lock_guard walk_lock(walk_mutex_);

@@ -74,6 +74,7 @@ class CompiledGrammar {
   std::vector<std::shared_ptr<const PositionTokens>> positions_;  // non-lexical byte positions, alone
   mutable std::mutex mutex_;  // guards chains_
   mutable std::unordered_map<std::string, std::shared_ptr<const PositionTokens>> chains_;
+  mutable std::unordered_map<std::string, std::string> spelled_;  // canonical spellings of frame runs
   // One matcher for every first-use walk, so walks share its memoised transitions (a string of at
   // most n characters is n chains, each starting where the previous one's first character leads).
   mutable std::mutex walk_mutex_;

@@ -102,9 +102,8 @@ void refuse_left_recursion(const Grammar& g) {
 }
 
 // A rule is lexical when nothing in or below it recurses through a non-tail call (its language is
-// regular), and small when the rules it reaches hold at most kLexicalMaxSymbols symbols.
+// regular). Size does not matter: what a mask depends on is spelled only as far as a token reaches.
 std::vector<uint8_t> lexical_rules(const Grammar& g) {
-  constexpr int64_t kLexicalMaxSymbols = 8192;
   const int32_t n = static_cast<int32_t>(g.rules.size());
   std::vector<std::vector<int32_t>> callees(n);
   for (int32_t r = 0; r < n; ++r)
@@ -116,39 +115,38 @@ std::vector<uint8_t> lexical_rules(const Grammar& g) {
   std::vector<std::vector<int32_t>> members(n_comp);
   for (int32_t r = 0; r < n; ++r) members[component[r]].push_back(r);
   std::vector<uint8_t> comp_ok(n_comp, 1);
-  std::vector<int64_t> own_size(n_comp, 0);
-  std::vector<std::vector<int32_t>> reach(n_comp);  // components reachable (self included), sorted
   // Components are numbered callees first, so one pass in order sees every callee settled.
-  for (int32_t c = 0; c < n_comp; ++c) {
-    bool ok = true;
-    std::vector<int32_t> below{c};
+  for (int32_t c = 0; c < n_comp; ++c)
     for (int32_t r : members[c])
       for (const Sequence& alt : g.rules[r].alternatives)
         for (size_t i = 0; i < alt.size(); ++i) {
-          ++own_size[c];
           if (alt[i].kind != Symbol::Kind::kRule) continue;
           const int32_t cc = component[alt[i].rule];
-          if (cc == c) {
-            ok = ok && i + 1 == alt.size();  // recursion inside the component only as a tail call
-          } else if (!comp_ok[cc]) {
-            ok = false;
-          } else {
-            below.insert(below.end(), reach[cc].begin(), reach[cc].end());
-          }
+          // Recursion inside the component only as a tail call; callees lexical.
+          if (cc == c ? i + 1 != alt.size() : !comp_ok[cc]) comp_ok[c] = 0;
         }
-    if (ok) {
-      std::sort(below.begin(), below.end());
-      below.erase(std::unique(below.begin(), below.end()), below.end());
-      int64_t size = 0;
-      for (int32_t b : below) size += own_size[b];
-      ok = size <= kLexicalMaxSymbols;
-    }
-    comp_ok[c] = ok;
-    if (ok) reach[c] = std::move(below);
-  }
   std::vector<uint8_t> out(n);
   for (int32_t r = 0; r < n; ++r) out[r] = comp_ok[component[r]];
   return out;
+}
+
+// Shortest sentence of each rule, in bytes (by fixpoint; unproductive rules stay at the cap).
+std::vector<int32_t> min_bytes_of(const Grammar& g) {
+  constexpr int32_t kCap = 1 << 20;
+  std::vector<int32_t> best(g.rules.size(), kCap);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t r = 0; r < g.rules.size(); ++r)
+      for (const Sequence& alt : g.rules[r].alternatives) {
+        int64_t n = 0;
+        for (const Symbol& s : alt) n += s.kind == Symbol::Kind::kBytes ? 1 : best[s.rule];
+        if (n < best[r]) {
+          best[r] = static_cast<int32_t>(n);
+          changed = true;
+        }
+      }
+  }
+  return best;
 }
 
 }  // namespace
@@ -159,6 +157,7 @@ FlatGrammar FlatGrammar::from(const Grammar& grammar) {
   refuse_left_recursion(grammar);
   FlatGrammar flat;
   flat.lexical = lexical_rules(grammar);
+  flat.min_bytes = min_bytes_of(grammar);
   flat.root = grammar.root;
   std::map<std::array<uint64_t, 4>, int32_t> set_index;
   flat.alt_starts.resize(grammar.rules.size());

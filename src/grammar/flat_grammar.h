@@ -22,10 +22,11 @@ struct FlatGrammar {
   std::vector<ByteSet> sets;
   std::vector<std::vector<int32_t>> alt_starts;  // by rule: the position of each alternative's first element
   std::vector<std::string> rule_names;
-  // By rule: the rule is lexical -- no recursion through a non-tail call in or below it, and
-  // small -- so a token mask is precomputed for a stack of such frames together (inside a string
-  // literal, its characters, the string and the loop over them), not for each frame alone.
+  // By rule: the rule is lexical -- no recursion through a non-tail call in or below it -- so a
+  // token mask is precomputed for a stack of such frames together (inside a string literal, its
+  // characters, the string and the loop over them), not for each frame alone.
   std::vector<uint8_t> lexical;
+  std::vector<int32_t> min_bytes;  // by rule: the fewest bytes a sentence of it has
   RuleId root = -1;
 
   static FlatGrammar from(const Grammar& grammar);  // throws GrammarError

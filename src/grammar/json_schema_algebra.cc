@@ -57,7 +57,7 @@ TypedSet TypedSet::any() {
   s.null_ok = s.true_ok = s.false_ok = true;
   s.all_numbers = true;
   s.numbers = number_universe();
-  s.strings = any_string();
+  s.strings = StringSet::any();
   s.arrays.push_back(ArrayClause{});
   ObjectClause o;
   o.regions.push_back({any_string(), kAny});
@@ -331,9 +331,7 @@ TypedSet Compiler::intersect(const TypedSet& a, const TypedSet& b) {
   out.numbers = a.all_numbers || a.numbers == number_universe()   ? b.numbers
                 : b.all_numbers || b.numbers == number_universe() ? a.numbers
                                                                   : a.numbers.intersect(b.numbers);
-  out.strings = a.strings == any_string()   ? b.strings
-                : b.strings == any_string() ? a.strings
-                                            : a.strings.intersect(b.strings);
+  out.strings = jsonschema::intersect(a.strings, b.strings);
   for (const auto& ca : a.arrays)
     for (const auto& cb : b.arrays) {
       ArrayClause c = intersect_arrays(ca, cb);
@@ -356,7 +354,7 @@ TypedSet Compiler::unite(const TypedSet& a, const TypedSet& b) {
   out.false_ok = a.false_ok || b.false_ok;
   out.all_numbers = a.all_numbers || b.all_numbers;
   out.numbers = out.all_numbers ? number_universe() : a.numbers.unite(b.numbers);
-  out.strings = a.strings.empty() ? b.strings : b.strings.empty() ? a.strings : a.strings.unite(b.strings);
+  out.strings = jsonschema::unite(a.strings, b.strings);
   out.arrays = a.arrays;
   out.arrays.insert(out.arrays.end(), b.arrays.begin(), b.arrays.end());
   out.objects = a.objects;
@@ -472,7 +470,7 @@ TypedSet Compiler::complement(const TypedSet& a) {
   } else {
     out.numbers = number_universe().minus(a.numbers);
   }
-  out.strings = a.strings.empty() ? any_string() : any_string().minus(a.strings);
+  out.strings = jsonschema::complement(a.strings);
   // The complement of a union of clauses: the intersection of each clause's complement (itself a union).
   std::vector<ArrayClause> arrays{ArrayClause{}};
   for (const auto& c : a.arrays) {

@@ -72,6 +72,29 @@ Dfa pattern_strings(const std::string& pattern);
 bool format_strings(const std::string& format, Dfa& out);
 std::vector<uint32_t> codepoints_of(const std::string& utf8);
 
+// A set of strings: a union of clauses, each an automaton and a length range. Ranges stay numbers in
+// the algebra (a maxLength of 100000 is not 100000 automaton states); the emitter folds a range into
+// its automaton, or writes a long range on unconstrained strings as blocks (length_rule).
+struct StringClause {
+  Dfa dfa;
+  int64_t min_len = 0, max_len = -1;  // max < 0: unbounded
+  bool bounded() const { return min_len > 0 || max_len >= 0; }
+};
+struct StringSet {
+  std::vector<StringClause> clauses;
+  static StringSet any();
+  static StringSet of(Dfa dfa);
+  static StringSet of_length(int64_t min, int64_t max);
+  bool empty() const { return clauses.empty(); }
+  bool is_any() const;
+};
+StringSet intersect(const StringSet& a, const StringSet& b);
+StringSet unite(const StringSet& a, const StringSet& b);
+StringSet complement(const StringSet& a);
+// The clause's strings as one automaton; GrammarError naming `keyword` when the range makes it too large.
+Dfa folded(const StringClause& clause, const char* keyword);
+Dfa as_dfa(const StringSet& set);  // one automaton (GrammarError when the lengths make it too large)
+
 // ---- the value-set normal form ----
 
 struct ArrayClause {
@@ -119,7 +142,7 @@ struct TypedSet {
   bool null_ok = false, true_ok = false, false_ok = false;
   bool all_numbers = false;           // every number, exponent spellings included (then numbers == universe)
   Dfa numbers;                        // number texts (no exponent) of the values in the set
-  Dfa strings;                        // code point sequences of the string values in the set
+  StringSet strings;                  // the string values in the set
   std::vector<ArrayClause> arrays;    // union
   std::vector<ObjectClause> objects;  // union
 
@@ -237,6 +260,7 @@ class Compiler {
   RuleId number_rule(const Dfa& dfa);
   RuleId string_rule(const Dfa& dfa);  // the quoted JSON string
   RuleId string_content_rule(const Dfa& dfa);
+  RuleId length_rule(int64_t min, int64_t max);  // a quoted string of min..max characters
   RuleId array_rule(const ArrayClause& c, const std::string& name);
   RuleId object_rule(const ObjectClause& c, const std::string& name);
   Symbol json_char(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);

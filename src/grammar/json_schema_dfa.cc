@@ -9,7 +9,7 @@ namespace ridge::grammar {
 
 namespace {
 
-constexpr int32_t kMinimizeLimit = 4000;  // Moore refinement is quadratic on long chains: skip it there
+constexpr int32_t kMinimizeLimit = 500;  // Moore refinement is quadratic on long chains: skip it there
 
 struct SignatureHash {
   size_t operator()(const std::vector<uint64_t>& v) const {
@@ -130,6 +130,35 @@ Dfa Dfa::product(const Dfa& other, Op op) const {
       } else {
         edges.push_back(Edge{uint32_t(lo), uint32_t(hi), to});
       }
+    }
+  }
+  out.normalize();
+  return out;
+}
+
+Dfa Dfa::with_length(int64_t min, int64_t max) const {
+  Dfa out;
+  if (states_.empty() || (max >= 0 && min > max)) return out;
+  const int64_t cap = max >= 0 ? max : min;  // unbounded: counts saturate once past min
+  std::unordered_map<uint64_t, int32_t> ids;
+  std::vector<std::pair<int32_t, int64_t>> queue;
+  const auto id_of = [&](int32_t s, int64_t count) {
+    const auto [it, fresh] = ids.emplace(uint64_t(s) * uint64_t(cap + 1) + uint64_t(count), out.n_states());
+    if (fresh) {
+      if (out.n_states() >= kMaxDfaStates) too_big();
+      out.add_state(states_[s].accept && count >= min);
+      queue.emplace_back(s, count);
+    }
+    return it->second;
+  };
+  id_of(0, 0);
+  for (size_t qi = 0; qi < queue.size(); ++qi) {
+    const auto [s, count] = queue[qi];
+    if (max >= 0 && count == max) continue;
+    const int64_t next = max >= 0 ? count + 1 : std::min(count + 1, cap);
+    for (const auto& e : states_[s].edges) {
+      const int32_t to = id_of(e.to, next);
+      out.states_[qi].edges.push_back(Edge{e.lo, e.hi, to});
     }
   }
   out.normalize();

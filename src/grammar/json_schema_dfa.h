@@ -39,6 +39,9 @@ class Dfa {
   void add_edge(int32_t from, uint32_t lo, uint32_t hi, int32_t to);  // lo..hi must not overlap existing edges
   void set_accept(int32_t state, bool accept) { states_[state].accept = accept; }
 
+  // The words of this language whose length is in [min, max] (max < 0: unbounded): the product with a
+  // length automaton, explored from the start only (a short finite language stays small).
+  Dfa with_length(int64_t min, int64_t max) const;
   Dfa intersect(const Dfa& other) const;
   Dfa unite(const Dfa& other) const;
   Dfa minus(const Dfa& other) const;
@@ -55,7 +58,8 @@ class Dfa {
   const State& state(int32_t id) const { return states_[id]; }
 
   // Drops states unreachable from the start or unable to reach acceptance, then merges equivalent
-  // states (when small enough for that to be cheap). Operations call it; builders call it once done.
+  // states (up to 500 states: Moore's refinement is quadratic on long chains, and merging is only an
+  // optimisation). Operations call it; builders call it once done.
   Dfa& normalize();
 
  private:

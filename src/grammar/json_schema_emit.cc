@@ -17,6 +17,9 @@ namespace {
 constexpr int32_t kMaxRules = 100000;
 constexpr size_t kMaxExists = 3;       // existence constraints tracked at once (2^n states)
 constexpr int64_t kMaxStates = 20000;  // states of one array or object walk
+// Length ranges up to this are automaton states, a chain the matcher walks deterministically; above, on
+// otherwise unconstrained strings, blocks of 2^k characters (few rules, about log n parses alive).
+constexpr int64_t kChainLength = 4096;
 
 std::string rule_name(const std::string& where) {
   std::string out;
@@ -48,6 +51,7 @@ ByteSet hex_class(uint32_t lo, uint32_t hi) {
 // Only one word: its code points.
 bool single_word(const Dfa& dfa, std::vector<uint32_t>& word) {
   word.clear();
+  if (dfa.empty()) return false;
   int32_t s = 0;
   for (int32_t steps = 0; steps <= dfa.n_states(); ++steps) {
     const auto& st = dfa.state(s);
@@ -128,7 +132,17 @@ void Compiler::emit_set(const TypedSet& set_ref, RuleId into, const std::string&
     alts.push_back({Symbol::of_rule(number_rule(number_full_syntax()))});
   else if (!set.numbers.empty())
     alts.push_back({Symbol::of_rule(number_rule(set.numbers))});
-  if (!set.strings.empty()) alts.push_back({Symbol::of_rule(string_rule(set.strings))});
+  for (const auto& c : set.strings.clauses) {
+    // Long ranges on unconstrained strings as blocks of characters; anything else one automaton.
+    const bool is_long = (c.max_len >= 0 ? c.max_len : c.min_len) > kChainLength;
+    const bool blocks = c.bounded() && is_long && c.dfa == any_string();
+    if (blocks) {
+      alts.push_back({Symbol::of_rule(length_rule(c.min_len, c.max_len))});
+      continue;
+    }
+    const Dfa strings = folded(c, "maxLength");
+    if (!strings.empty()) alts.push_back({Symbol::of_rule(string_rule(strings))});
+  }
   for (const auto& c : set.arrays) alts.push_back({Symbol::of_rule(array_rule(c, name))});
   for (const auto& c : set.objects) alts.push_back({Symbol::of_rule(object_rule(c, name))});
   builder_.set_alternatives(into, std::move(alts));
@@ -162,6 +176,62 @@ RuleId Compiler::string_rule(const Dfa& dfa) {
     for (uint32_t c : word) seq.push_back(json_char({{c, c}}));
   } else {
     seq.push_back(Symbol::of_rule(string_content_rule(dfa)));
+  }
+  seq.push_back(Symbol::of_byte('"'));
+  const RuleId rule = builder_.add_rule("string");
+  builder_.set_alternatives(rule, {std::move(seq)});
+  return dfa_rules_[key] = rule;
+}
+
+RuleId Compiler::length_rule(int64_t min, int64_t max) {
+  const std::string key = tagged('l', std::to_string(min) + "," + std::to_string(max));
+  if (const auto it = dfa_rules_.find(key); it != dfa_rules_.end()) return it->second;
+  const Symbol one = json_char(codepoint_alphabet());
+  // Up to kUnaryLimit characters, one rule per count: the matcher's token masks for a count are
+  // shared with every other count more than a token's length from either bound (see
+  // CompiledGrammar), so a long bounded string costs no more than an unbounded one.
+  constexpr int64_t kUnaryLimit = 20000;
+  if ((max >= 0 ? max : min) <= kUnaryLimit) {
+    Sequence unary{Symbol::of_byte('"'), builder_.repeat({one}, min, max, "chars"), Symbol::of_byte('"')};
+    const RuleId rule = builder_.add_rule("string");
+    builder_.set_alternatives(rule, {std::move(unary)});
+    return dfa_rules_[key] = rule;
+  }
+  // Longer bounds: blocks[k]: exactly 2^k characters, as two blocks of 2^(k-1); a count is the blocks of its binary
+  // digits.
+  std::vector<Symbol> blocks{one};
+  const auto block = [&](int k) {
+    while (int(blocks.size()) <= k) {
+      const Symbol half = blocks.back();
+      blocks.push_back(builder_.choice({{half, half}}, "chars-block"));
+    }
+    return blocks[size_t(k)];
+  };
+  Sequence seq{Symbol::of_byte('"')};
+  for (int k = 62; k >= 0; --k)
+    if ((min >> k) & 1) seq.push_back(block(k));
+  if (max < 0) {
+    seq.push_back(builder_.repeat({one}, 0, -1, "chars-more"));
+  } else if (max > min) {
+    // Up to d = max - min more: from the top bit down, a block of 2^k or none, never exceeding d
+    // (`tight`: the blocks so far equal d's top bits; `loose`: already below, any blocks).
+    const int64_t d = max - min;
+    int top = 62;
+    while (!((d >> top) & 1)) --top;
+    RuleId tight = builder_.add_rule("chars-upto"), loose = builder_.add_rule("chars-upto");
+    builder_.set_alternatives(tight, {{}});
+    builder_.set_alternatives(loose, {{}});
+    for (int k = 0; k <= top; ++k) {
+      const RuleId next_tight = builder_.add_rule("chars-upto"), next_loose = builder_.add_rule("chars-upto");
+      builder_.set_alternatives(next_loose, {{block(k), Symbol::of_rule(loose)}, {Symbol::of_rule(loose)}});
+      if ((d >> k) & 1) {
+        builder_.set_alternatives(next_tight, {{block(k), Symbol::of_rule(tight)}, {Symbol::of_rule(loose)}});
+      } else {
+        builder_.set_alternatives(next_tight, {{Symbol::of_rule(tight)}});
+      }
+      tight = next_tight, loose = next_loose;
+    }
+    seq.push_back(Symbol::of_rule(tight));
   }
   seq.push_back(Symbol::of_byte('"'));
   const RuleId rule = builder_.add_rule("string");

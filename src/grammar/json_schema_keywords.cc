@@ -35,7 +35,7 @@ TypedSet with_numbers(Dfa numbers) {
   return s;
 }
 
-TypedSet with_strings(Dfa strings) {
+TypedSet with_strings(StringSet strings) {
   TypedSet s = TypedSet::any();
   s.strings = std::move(strings);
   return s;
@@ -58,7 +58,7 @@ TypedSet Compiler::const_set(const Json& value) {
       s.numbers = number_compare(decimal_of(value), kEqual);
       break;
     case Json::value_t::string:
-      s.strings = exact_string(value.get<std::string>());
+      s.strings = StringSet::of(exact_string(value.get<std::string>()));
       break;
     case Json::value_t::array: {
       ArrayClause c;
@@ -119,7 +119,7 @@ TypedSet Compiler::normalize_schema(const Json& node, const std::string& base_in
       else if (type == "integer") {
         if (!allowed.all_numbers) allowed.numbers = allowed.numbers.unite(integer_numbers());
       } else if (type == "string")
-        allowed.strings = any_string();
+        allowed.strings = StringSet::any();
       else if (type == "array")
         allowed.arrays = any.arrays;
       else if (type == "object")
@@ -165,23 +165,23 @@ TypedSet Compiler::normalize_schema(const Json& node, const std::string& base_in
 
   // Strings.
   {
-    Dfa strings = any_string();
+    StringSet strings = StringSet::any();
     bool any_keyword = false;
     if (node.contains("minLength") || node.contains("maxLength")) {
       const int64_t min = node.contains("minLength") ? count_of(node, "minLength") : 0;
       const int64_t max = node.contains("maxLength") ? count_of(node, "maxLength") : -1;
-      strings = string_length(min, max);
+      strings = StringSet::of_length(min, max);
       any_keyword = true;
     }
     if (const auto p = node.find("pattern"); p != node.end()) {
       if (!p->is_string()) fail("'pattern' must be a string");
-      strings = strings.intersect(pattern_strings(p->get<std::string>()));
+      strings = jsonschema::intersect(strings, StringSet::of(pattern_strings(p->get<std::string>())));
       any_keyword = true;
     }
     if (const auto f = node.find("format"); f != node.end() && f->is_string() && options_.assert_format) {
       Dfa formatted;
       if (format_strings(f->get<std::string>(), formatted)) {
-        strings = strings.intersect(formatted);
+        strings = jsonschema::intersect(strings, StringSet::of(std::move(formatted)));
         any_keyword = true;
       }
     }

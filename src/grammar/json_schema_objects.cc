@@ -79,7 +79,7 @@ TypedSet Compiler::object_keywords(const Json& node, const std::string& base, co
         node.contains("additionalProperties") ? sub(node["additionalProperties"], "/additionalProperties") : kAny;
     Dfa key_filter = any_string();
     if (const auto pn = node.find("propertyNames"); pn != node.end())
-      key_filter = normalized(sub(*pn, "/propertyNames")).strings;
+      key_filter = as_dfa(normalized(sub(*pn, "/propertyNames")).strings);
 
     for (size_t i = 0; i < names.size(); ++i) {
       const auto cps = codepoints_of(names[i]);

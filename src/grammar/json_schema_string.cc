@@ -277,7 +277,7 @@ Dfa strings_except(const std::vector<std::string>& words) {
 namespace {
 
 Dfa build_length(int64_t min, int64_t max) {
-  return std::move(Dfa::length(codepoint_alphabet(), min, max).normalize());
+  return Dfa::length(codepoint_alphabet(), min, max);  // minimal as built: no normalising (quadratic on chains)
 }
 
 Dfa build_pattern(const std::string& pattern) {

@@ -14,7 +14,10 @@ TokenVocab::TokenVocab(std::vector<std::string> token_bytes, std::vector<int32_t
   std::fill(std::begin(root_child_), std::end(root_child_), -1);
   std::vector<int32_t> order;
   for (int32_t id = 0; id < n_vocab(); ++id)
-    if (!bytes_[id].empty()) order.push_back(id);
+    if (!bytes_[id].empty()) {
+      order.push_back(id);
+      max_token_bytes_ = std::max(max_token_bytes_, static_cast<int32_t>(bytes_[id].size()));
+    }
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     return bytes_[a] != bytes_[b] ? bytes_[a] < bytes_[b] : a < b;
   });

@@ -31,7 +31,8 @@ class TokenVocab {
   // The child of the root starting with each byte (-1 if none).
   int32_t root_child(uint8_t byte) const { return root_child_[byte]; }
   int32_t n_words() const { return (n_vocab() + 63) / 64; }  // a token mask's length in 64-bit words
-  uint64_t id() const { return id_; }  // unique in the process: keys caches shared across grammars
+  uint64_t id() const { return id_; }
+  int32_t max_token_bytes() const { return max_token_bytes_; }  // unique in the process: keys caches shared across grammars
 
  private:
   std::vector<std::string> bytes_;
@@ -40,6 +41,7 @@ class TokenVocab {
   std::vector<int32_t> trie_tokens_;
   int32_t root_child_[256];
   uint64_t id_;
+  int32_t max_token_bytes_ = 0;
 };
 
 }  // namespace ridge::grammar

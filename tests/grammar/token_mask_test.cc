@@ -64,6 +64,19 @@ Grammar key_grammar() {
   return b.finish(root);
 }
 
+// A string of min..max characters closed by a quote, then a digit: long counted runs, where
+// chains at different counts share their sorted tokens (same spelling within a token's length).
+Grammar counted_grammar(int64_t min, int64_t max) {
+  GrammarBuilder b;
+  const RuleId root = b.add_rule("root");
+  Sequence s = GrammarBuilder::literal("\"");
+  s.push_back(b.repeat({b.json_char_class(CodepointSet::range('a', 'z'))}, min, max, "chars"));
+  GrammarBuilder::append(s, GrammarBuilder::literal("\""));
+  s.push_back(Symbol::of_bytes(ByteSet::range('0', '9')));
+  b.add_alternative(root, s);
+  return b.finish(root);
+}
+
 std::shared_ptr<const TokenVocab> random_vocab(uint64_t seed, int n) {
   std::mt19937_64 rng(seed);
   const std::string alphabet = "{}[]\":,0123456789.-abcdefghijklmnorstuyz \\nI";
@@ -137,6 +150,12 @@ void random_walks(const Grammar& grammar, uint64_t seed, int walks, int steps) {
 
 TEST(TokenMask, EqualsNaiveOnJson) { random_walks(json_grammar(), 1, 30, 40); }
 TEST(TokenMask, EqualsNaiveOnFixedKeys) { random_walks(key_grammar(), 2, 20, 30); }
+
+TEST(TokenMask, EqualsNaiveOnCountedStrings) {
+  random_walks(counted_grammar(0, 40), 4, 10, 40);
+  random_walks(counted_grammar(12, 30), 5, 10, 40);  // shares the cache with the grammar above
+  random_walks(counted_grammar(3, 3), 6, 10, 10);
+}
 
 TEST(TokenMask, ForcedBytesAndTermination) {
   auto vocab = random_vocab(3, 200);
