@@ -16,6 +16,8 @@ $PY -c "import numpy" 2>/dev/null || need+=("numpy")
 $PY -c "import pytest" 2>/dev/null || need+=("pytest")
 $PY -c "import openai, sys; sys.exit(int(openai.__version__.split('.')[0]) < 1)" 2>/dev/null || need+=("openai==3.57.0")
 $PY -c "from websocket import create_connection" 2>/dev/null || need+=("websocket-client==1.9.2")
+$PY -c "import jsonschema" 2>/dev/null || need+=("jsonschema==4.26.0")  # validity of structured output
+$PY -c "import pydantic" 2>/dev/null || need+=("pydantic")
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing test dependencies: ${need[*]} (llama-cpp-python builds llama.cpp from source: several minutes)" >&2
   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \

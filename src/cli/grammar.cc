@@ -22,6 +22,7 @@ struct GrammarOptions {
   std::string whitespace = "compact";
   int max_whitespace = 20;
   bool format_annotation = false;
+  bool all_spellings = false;
   bool check = false;
   bool print = false;
   bool batch = false;
@@ -37,7 +38,8 @@ std::string dump(const nlohmann::ordered_json& j) {
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-grammar::JsonSchemaOptions schema_options(const std::string& whitespace, int max_whitespace, bool format_annotation) {
+grammar::JsonSchemaOptions schema_options(const std::string& whitespace, int max_whitespace, bool format_annotation,
+                                          bool all_spellings) {
   grammar::JsonSchemaOptions o;
   if (whitespace == "flexible")
     o.whitespace = grammar::Whitespace::kFlexible;
@@ -45,6 +47,7 @@ grammar::JsonSchemaOptions schema_options(const std::string& whitespace, int max
     fail("grammar: --whitespace is 'compact' or 'flexible', not '{}'", whitespace);
   o.max_whitespace = max_whitespace;
   o.assert_format = !format_annotation;
+  o.all_escapes = all_spellings;
   return o;
 }
 
@@ -65,7 +68,7 @@ nlohmann::ordered_json check_texts(const grammar::Grammar& g, const nlohmann::or
 }
 
 // One JSON line per schema: {"schema": ..., "texts": [...], "whitespace": "compact"|"flexible",
-// "format_annotation": bool} -> {"accepted": [...]} or {"error": "..."}.
+// "format_annotation": bool, "all_spellings": bool} -> {"accepted": [...]} or {"error": "..."}.
 void run_batch(const GrammarOptions& opt) {
   std::string line;
   while (std::getline(std::cin, line)) {
@@ -75,7 +78,8 @@ void run_batch(const GrammarOptions& opt) {
       const auto in = nlohmann::ordered_json::parse(line);
       const auto options =
           schema_options(in.value("whitespace", opt.whitespace), in.value("max_whitespace", opt.max_whitespace),
-                         in.value("format_annotation", opt.format_annotation));
+                         in.value("format_annotation", opt.format_annotation),
+                         in.value("all_spellings", opt.all_spellings));
       const grammar::Grammar g = grammar::json_schema_grammar(in.at("schema"), options);
       out["accepted"] = check_texts(g, in.value("texts", nlohmann::ordered_json::array()));
     } catch (const grammar::GrammarError& e) {
@@ -98,7 +102,8 @@ int run_one(const GrammarOptions& opt) {
   }
   grammar::Grammar g;
   try {
-    g = grammar::json_schema_grammar(schema, schema_options(opt.whitespace, opt.max_whitespace, opt.format_annotation));
+    g = grammar::json_schema_grammar(schema, schema_options(opt.whitespace, opt.max_whitespace, opt.format_annotation,
+                                                                  opt.all_spellings));
   } catch (const grammar::GrammarError& e) {
     std::printf("%s\n", dump({{"error", e.what()}}).c_str());
     return 2;
@@ -126,6 +131,8 @@ void add_grammar_command(CLI::App& app) {
   cmd->add_option("--max-whitespace", opt->max_whitespace, "flexible: at most this many whitespace bytes in a row");
   cmd->add_flag("--format-annotation", opt->format_annotation,
                 "Treat 'format' as an annotation (JSON Schema's default) instead of constraining strings");
+  cmd->add_flag("--all-spellings", opt->all_spellings,
+                "Accept every JSON spelling of a value (\\u0061, 5.0), as a validator does; default: the one spelling generation uses");
   cmd->add_flag("--print", opt->print, "Print the grammar");
   cmd->add_flag("--check", opt->check, "Read a JSON array of texts on stdin, print a JSON array of booleans");
   cmd->add_flag(

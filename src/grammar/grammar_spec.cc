@@ -34,9 +34,9 @@ Grammar build_grammar(const GrammarSpec& spec) {
     case GrammarSpec::Kind::kNone: throw GrammarError("no grammar was given");
     case GrammarSpec::Kind::kJsonObject: return json_object_grammar(options);
     case GrammarSpec::Kind::kJsonSchema: {
-      nlohmann::json schema;
+      nlohmann::ordered_json schema;  // ordered: members are generated in the schema's order
       try {
-        schema = nlohmann::json::parse(spec.source);
+        schema = nlohmann::ordered_json::parse(spec.source);
       } catch (const nlohmann::json::exception& e) {
         throw GrammarError(fmt::format("json schema: not valid JSON: {}", e.what()));
       }

@@ -19,6 +19,10 @@ struct JsonSchemaOptions {
   // json-pointer; other formats stay annotations). false: every format is an annotation, as JSON
   // Schema 2020-12 says by default.
   bool assert_format = true;
+  // false (generation): one spelling per value -- a string's characters raw or by their short
+  // escape (\uXXXX only for other controls), numbers without -0 or trailing fraction zeros (5, not
+  // 5.0); true (validation): every JSON spelling (\u0061 for 'a', \/ for '/', 5.0 for 5).
+  bool all_escapes = false;
 };
 
 // Throws GrammarError ("json schema: ...") for an unsupported keyword (naming it), a remote $ref, an

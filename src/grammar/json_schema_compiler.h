@@ -53,6 +53,8 @@ Decimal decimal_of(const Json& number);  // throws for a non-number
 const Dfa& number_universe();
 const Dfa& number_full_syntax();  // JSON's whole number syntax, exponents included
 const Dfa& integer_numbers();     // integer values: -?(0|[1-9][0-9]*)(\.0+)?
+// One spelling per value, for generation: no -0, no fraction ending in 0 (so 5, never 5.0 or 5.000).
+const Dfa& canonical_numbers();
 enum Cmp : int { kLess = 1, kEqual = 2, kGreater = 4 };
 // Texts whose value compares with `bound` as one of `allowed` (a mask of Cmp).
 Dfa number_compare(const Decimal& bound, int allowed);

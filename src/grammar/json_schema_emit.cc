@@ -148,7 +148,9 @@ void Compiler::emit_set(const TypedSet& set_ref, RuleId into, const std::string&
   builder_.set_alternatives(into, std::move(alts));
 }
 
-RuleId Compiler::number_rule(const Dfa& dfa) {
+RuleId Compiler::number_rule(const Dfa& all_spellings) {
+  // Generation spells each value one way; validation (all_escapes) takes every spelling.
+  const Dfa dfa = options_.all_escapes ? all_spellings : all_spellings.intersect(canonical_numbers());
   const std::string key = tagged('n', dfa.fingerprint());
   if (const auto it = dfa_rules_.find(key); it != dfa_rules_.end()) return it->second;
   // Later states first: rules then mostly refer to earlier rules (see emit_walk).
@@ -298,10 +300,23 @@ Symbol Compiler::json_char(const std::vector<std::pair<uint32_t, uint32_t>>& ran
   if (!raw.empty()) alts.push_back({builder_.utf8_class(raw)});
   if (set.contains('"')) alts.push_back(GrammarBuilder::literal("\\\""));
   if (set.contains('\\')) alts.push_back(GrammarBuilder::literal("\\\\"));
-  if (set.contains('/')) alts.push_back(GrammarBuilder::literal("\\/"));
   static constexpr std::pair<uint32_t, char> kShort[] = {{8, 'b'}, {12, 'f'}, {10, 'n'}, {13, 'r'}, {9, 't'}};
   for (const auto& [cp, letter] : kShort)
     if (set.contains(cp)) alts.push_back(GrammarBuilder::literal(std::string{'\\', letter}));
+  // Generation spells each character one way where JSON lets it (raw, or the short escape), so a
+  // fixed key is forced text and the model never wanders into \u0061 for 'a'; \uXXXX is kept for
+  // the controls that have no short escape. (JsonSchemaOptions::all_escapes accepts every spelling.)
+  if (!options_.all_escapes) {
+    const CodepointSet controls = set.intersect(CodepointSet::range(0, 0x1F));
+    for (const auto& [lo, hi] : controls.ranges()) {
+      Sequence seq = GrammarBuilder::literal("\\u");
+      seq.push_back(hex_digits(lo, hi, 4));
+      alts.push_back(std::move(seq));
+    }
+    const Symbol sym = builder_.choice(std::move(alts), "char");
+    return char_rules_[key] = sym;
+  }
+  if (set.contains('/')) alts.push_back(GrammarBuilder::literal("\\/"));
   // \uXXXX for every character; astral ones as a surrogate pair.
   const auto escape = [&](uint32_t lo, uint32_t hi) {
     Sequence seq = GrammarBuilder::literal("\\u");

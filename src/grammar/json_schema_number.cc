@@ -194,6 +194,37 @@ const Dfa& number_full_syntax() {
   return dfa;
 }
 
+const Dfa& canonical_numbers() {
+  static const Dfa dfa = [] {
+    Dfa d;
+    const int32_t start = d.add_state(false), minus = d.add_state(false), zero = d.add_state(true),
+                  minus_zero = d.add_state(false), whole = d.add_state(true), point = d.add_state(false),
+                  frac_zero = d.add_state(false), frac = d.add_state(true), e = d.add_state(false),
+                  sign = d.add_state(false), exp = d.add_state(true);
+    d.add_edge(start, '-', '-', minus);
+    digits(d, start, '0', '0', zero);
+    digits(d, minus, '0', '0', minus_zero);
+    for (int32_t s : {start, minus}) digits(d, s, '1', '9', whole);
+    digits(d, whole, '0', '9', whole);
+    for (int32_t s : {zero, minus_zero, whole}) d.add_edge(s, '.', '.', point);
+    for (int32_t s : {point, frac_zero, frac}) {
+      digits(d, s, '0', '0', frac_zero);
+      digits(d, s, '1', '9', frac);
+    }
+    for (int32_t s : {whole, frac}) {
+      d.add_edge(s, 'e', 'e', e);
+      d.add_edge(s, 'E', 'E', e);
+    }
+    d.add_edge(e, '+', '+', sign);
+    d.add_edge(e, '-', '-', sign);
+    digits(d, e, '1', '9', exp);
+    digits(d, sign, '1', '9', exp);
+    digits(d, exp, '0', '9', exp);
+    return std::move(d.normalize());
+  }();
+  return dfa;
+}
+
 const Dfa& integer_numbers() {
   static const Dfa dfa = [] {
     Dfa d;

@@ -245,7 +245,7 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
   r.user = f.string("user").value_or("");
   refuse_unsupported(f, r);
-  r.structured = read_structured_output(root);
+  r.structured = read_structured_output(nlohmann::ordered_json::parse(body));
   return r;
 }
 

@@ -8,7 +8,7 @@ namespace ridge {
 
 namespace {
 
-using json = nlohmann::json;
+using json = nlohmann::ordered_json;  // a schema keeps its members' order
 using grammar::GrammarSpec;
 
 [[noreturn]] void bad(const std::string& param, const std::string& message) { throw ApiError(400, message, param); }
@@ -74,7 +74,7 @@ GrammarSpec from_response_format(const json& format) {
 
 }  // namespace
 
-GrammarSpec read_structured_output(const json& body) {
+GrammarSpec read_structured_output(const nlohmann::ordered_json& body) {
   std::vector<std::pair<std::string, GrammarSpec>> given;
   auto add = [&](const std::string& name, GrammarSpec spec) {
     if (!spec.empty()) given.emplace_back(name, std::move(spec));

@@ -10,7 +10,8 @@
 
 namespace ridge {
 
-// Throws ApiError (400) naming the field.
-grammar::GrammarSpec read_structured_output(const nlohmann::json& body);
+// Throws ApiError (400) naming the field. The body parsed keeping key order (schemas' members are
+// generated in their order).
+grammar::GrammarSpec read_structured_output(const nlohmann::ordered_json& body);
 
 }  // namespace ridge

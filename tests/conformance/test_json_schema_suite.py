@@ -2,8 +2,8 @@
 with an error naming what is unsupported, or compiled to a grammar that accepts exactly the valid
 instances, in the compact and in the flexible whitespace policy. Target: 0 wrong.
 
-Instances are serialised by json.dumps: compact (separators "," ":", ensure_ascii=False) and flexible
-(indent=2, ASCII with \\u escapes). The grammar emits an object's named members in the order their names
+Instances are serialised by json.dumps with raw UTF-8 (ensure_ascii=False: generation spells each
+character one way, raw or its short escape), compact (separators "," ":") and flexible (indent=2). The grammar emits an object's named members in the order their names
 first appear in the schema document (members it does not name may come anywhere), so instances get
 their keys in that order first: `key_ranks` is the same walk as rank_names in json_schema.cc.
 
@@ -78,7 +78,7 @@ def texts(schema, tests):
     rank = key_ranks(schema)
     data = [reorder(t["data"], rank) for t in tests]
     compact = [json.dumps(d, separators=(",", ":"), ensure_ascii=False) for d in data]
-    flexible = [json.dumps(d, indent=2) for d in data]
+    flexible = [json.dumps(d, indent=2, ensure_ascii=False) for d in data]
     return compact, flexible
 
 
@@ -86,21 +86,22 @@ def names_a_feature(error):
     return any(word in error for word in ("not supported", "too complex", "too large", "too deeply", "cycle"))
 
 
-def run_file(ridge_bin, path, format_annotation):
+def run_file(ridge_bin, path, format_annotation, all_spellings=True):
     groups = json.loads(path.read_text(encoding="utf-8"))
     lines = []
     for g in groups:
         compact, flexible = texts(g["schema"], g["tests"])
         for ws, t in (("compact", compact), ("flexible", flexible)):
             lines.append(json.dumps({"schema": g["schema"], "texts": t, "whitespace": ws,
-                                     "format_annotation": format_annotation}, ensure_ascii=False))
+                                     "format_annotation": format_annotation, "all_spellings": all_spellings},
+                                    ensure_ascii=False))
     r = subprocess.run([ridge_bin, "grammar", "--batch"], input="\n".join(lines) + "\n", capture_output=True,
                        text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     answers = [json.loads(line) for line in r.stdout.splitlines()]
     assert len(answers) == len(lines), r.stderr
     row = {"schemas": len(groups), "compiled": 0, "refused": 0, "wrong": 0, "wrong_instances": 0,
-           "refused_without_reason": 0}
+           "refused_without_reason": 0, "invalid_accepted": 0}
     details = []
     for i, g in enumerate(groups):
         expected = [t["valid"] for t in g["tests"]]
@@ -121,6 +122,7 @@ def run_file(ridge_bin, path, format_annotation):
         bad = [(t["description"], ws, ok)
                for ws, results in zip(("compact", "flexible"), got)
                for t, ok in zip(g["tests"], results) if ok != t["valid"]]
+        row["invalid_accepted"] += sum(1 for _, _, ok in bad if ok)
         if bad:
             row["wrong"] += 1
             row["wrong_instances"] += len(bad)
@@ -163,6 +165,19 @@ def test_json_schema_suite(ridge_bin):
     assert total["wrong"] == 0, json.dumps(wrong, indent=1, ensure_ascii=False)
     assert total["refused_without_reason"] == 0, json.dumps(details, indent=1, ensure_ascii=False)
     assert total["compiled"] >= MIN_COMPILED_FRACTION * total["schemas"], total
+
+
+def test_generation_spellings_never_accept_an_invalid_instance(ridge_bin):
+    """The grammar generation uses spells each value one way (a string's characters raw or by their
+    short escape, 5 and never 5.0): it may refuse a valid instance spelled otherwise, never accept an
+    invalid one."""
+    rows = {}
+    for path in suite_files(optional=False):
+        rows[path.name], _ = run_file(ridge_bin, path, format_annotation=True, all_spellings=False)
+    total = total_of(rows)
+    rows["TOTAL"] = total
+    print_table("draft2020-12 in generation spellings (wrong = valid instances spelled otherwise)", rows)
+    assert total["invalid_accepted"] == 0, {k: r["invalid_accepted"] for k, r in rows.items() if r["invalid_accepted"]}
 
 
 def test_json_schema_suite_optional(ridge_bin):

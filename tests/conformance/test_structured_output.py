@@ -96,26 +96,29 @@ def test_completions_endpoint_and_streaming(server):
 
 def test_jump_forward_counts_forced_tokens(server):
     before = server.metrics().get("ridge:grammar_forced_tokens_total", 0)
-    schema = {"type": "object", "properties": {"orderIdentifier": {"type": "integer"},
+    schema = {"type": "object", "properties": {"orderIdentifier": {"type": "integer", "minimum": 0, "maximum": 9999},
                                                "customerName": {"type": "string", "maxLength": 5}},
               "required": ["orderIdentifier", "customerName"], "additionalProperties": False}
     resp = chat(server, {"guided_json": schema, "temperature": 0.0})
-    jsonschema.validate(json.loads(content(resp)), schema)
+    assert resp["choices"][0]["finish_reason"] == "stop", resp
+    text = content(resp)
+    jsonschema.validate(json.loads(text), schema)
+    assert text.startswith('{"orderIdentifier":')  # members in the schema's order
     assert server.metrics()["ridge:grammar_forced_tokens_total"] > before
 
 
 def test_openai_parse_helper(server):
-    class City(pydantic.BaseModel):
-        name: str
-        country: str
-        population: int
+    class City(pydantic.BaseModel):  # bounded, so a 135M model's greedy text ends within max_tokens
+        name: str = pydantic.Field(max_length=16)
+        country: str = pydantic.Field(max_length=16)
+        population: int = pydantic.Field(ge=0, le=100_000_000)
 
     client = openai.OpenAI(base_url=server.api_url, api_key="unused", max_retries=0, timeout=120)
     done = client.chat.completions.parse(model=client.models.list().data[0].id, response_format=City,
                                          messages=[{"role": "user", "content": "Describe Paris."}],
-                                         max_tokens=120, temperature=0.0)
-    if done.choices[0].finish_reason == "stop":
-        assert isinstance(done.choices[0].message.parsed, City)
+                                         max_tokens=160, temperature=0.0)
+    assert done.choices[0].finish_reason == "stop"
+    assert isinstance(done.choices[0].message.parsed, City)
 
 
 @pytest.mark.parametrize("field,expect", [
@@ -124,7 +127,8 @@ def test_openai_parse_helper(server):
     ({"guided_json": "{not json"}, "guided_json"),
     ({"guided_regex": "(a)\\1"}, "backreference"),
     ({"grammar": "root ::= undefined-rule"}, "undefined-rule"),
-    ({"grammar": "root ::= root \"a\""}, "left-recursive"),
+    ({"grammar": "root ::= root \"a\" | \"b\""}, "left-recursive"),
+    ({"grammar": "root ::= root \"a\""}, "unsatisfiable"),
     ({"guided_choice": []}, "guided_choice"),
     ({"response_format": {"type": "yaml"}}, "response_format.type"),
     ({"guided_json": {"type": "object"}, "guided_regex": "a"}, "both"),

@@ -21,12 +21,19 @@ struct Compiled {
   bool operator()(std::string_view text) const { return grammar_accepts(grammar, text); }
 };
 
-Compiled compile(std::string_view schema, JsonSchemaOptions options = {}) {
+// Validation semantics (every spelling) unless a test asks for generation's one spelling.
+JsonSchemaOptions exact() {
+  JsonSchemaOptions options;
+  options.all_escapes = true;
+  return options;
+}
+
+Compiled compile(std::string_view schema, JsonSchemaOptions options = exact()) {
   return Compiled{json_schema_grammar(nlohmann::ordered_json::parse(schema), options)};
 }
 
 Compiled flexible(std::string_view schema, int max_whitespace = 20) {
-  JsonSchemaOptions options;
+  JsonSchemaOptions options = exact();
   options.whitespace = Whitespace::kFlexible;
   options.max_whitespace = max_whitespace;
   return compile(schema, options);
@@ -44,6 +51,15 @@ std::string error_of(std::string_view schema) {
 void expect_all(const Compiled& g, const std::vector<std::string>& yes, const std::vector<std::string>& no) {
   for (const auto& t : yes) EXPECT_TRUE(g(t)) << "should accept " << t;
   for (const auto& t : no) EXPECT_FALSE(g(t)) << "should reject " << t;
+}
+
+TEST(JsonSchemaTest, GenerationSpellsEachValueOneWay) {
+  const Compiled g = compile(R"({"type":"object","properties":{"id":{"type":"integer"},"x":{"type":"number"},)"
+                             R"("s":{"type":"string"}},"required":["id","x","s"],"additionalProperties":false})",
+                             JsonSchemaOptions{});
+  expect_all(g, {R"({"id":5,"x":1.5,"s":"a\"b\n\u0001é"})", R"({"id":-3,"x":2e10,"s":""})"},
+             {R"({"id":5.0,"x":1.5,"s":""})", R"({"id":5,"x":1.50,"s":""})", R"({"id":-0,"x":1,"s":""})",
+              R"({"id":5,"x":1,"s":"\u0061"})", R"({"id":5,"x":1,"s":"\/"})", R"({"\u0069d":5,"x":1,"s":""})"});
 }
 
 TEST(JsonSchemaTest, Types) {
