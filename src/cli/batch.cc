@@ -11,6 +11,10 @@
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
+#include "engine/grammar_vocab.h"
+#include "grammar/grammar_cache.h"
+#include "serve/api_error.h"
+#include "serve/structured_output.h"
 
 namespace ridge::cli {
 namespace {
@@ -47,7 +51,8 @@ T field(const json& j, const char* key, T fallback) {
 }
 
 // One input line -> n jobs.
-std::vector<Job> parse_line(const json& j, const LoadedModel& m, int32_t default_max_tokens, int64_t line_no) {
+std::vector<Job> parse_line(const json& j, const std::string& line, const LoadedModel& m, int32_t default_max_tokens,
+                            int64_t line_no, grammar::GrammarCache& grammars) {
   if (!j.is_object()) fail("line {}: not a JSON object", line_no);
   RequestOptions r;
   if (j.contains("messages")) {
@@ -74,6 +79,15 @@ std::vector<Job> parse_line(const json& j, const LoadedModel& m, int32_t default
   s.seed = field<uint64_t>(j, "seed", 0);
   r.ignore_eos = field<bool>(j, "ignore_eos", false);
   if (j.contains("stop")) r.stop = j["stop"].is_string() ? std::vector<std::string>{j["stop"].get<std::string>()} : field<std::vector<std::string>>(j, "stop", {});
+  // Structured output under the server's field names; the line parsed again keeping key order.
+  try {
+    const grammar::GrammarSpec spec = read_structured_output(nlohmann::ordered_json::parse(line));
+    if (!spec.empty()) r.grammar = grammars.get(spec);
+  } catch (const ApiError& e) {
+    fail("line {}: {}", line_no, e.what());
+  } catch (const grammar::GrammarError& e) {
+    fail("line {}: {}", line_no, e.what());
+  }
   const int n = field<int>(j, "n", 1);
   if (n < 1 || n > 128) fail("line {}: n must be in 1..128, got {}", line_no, n);
   std::vector<Job> jobs;
@@ -95,6 +109,7 @@ void run_batch(BatchOptions& o) {
   Engine engine(m->model, m->tokenizer, engine_config(o.engine));
   print_memory_plan(engine, *m);
 
+  grammar::GrammarCache grammars(grammar_vocab(m->tokenizer));
   std::vector<Job> jobs;
   std::string line;
   for (int64_t line_no = 1; std::getline(in, line); ++line_no) {
@@ -105,7 +120,7 @@ void run_batch(BatchOptions& o) {
     } catch (const json::exception& e) {
       fail("{} line {}: {}", o.input, line_no, e.what());
     }
-    for (Job& job : parse_line(j, *m, o.default_max_tokens, line_no)) jobs.push_back(std::move(job));
+    for (Job& job : parse_line(j, line, *m, o.default_max_tokens, line_no, grammars)) jobs.push_back(std::move(job));
   }
   if (jobs.empty()) fail("'{}' holds no requests", o.input);
 

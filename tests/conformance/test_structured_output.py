@@ -155,3 +155,24 @@ def test_hostile_schemas_leave_the_server_serving(server):
         assert got in (200, 400), raw
     resp = chat(server, {"guided_json": PERSON, "temperature": 0.0})
     jsonschema.validate(json.loads(content(resp)), PERSON)
+
+
+def test_batch_takes_the_same_fields(ridge_bin, default_model, tmp_path):
+    import subprocess
+    lines = [{"id": "a", "messages": [{"role": "user", "content": "A person"}], "guided_json": PERSON,
+              "temperature": 1.0, "seed": 3, "max_tokens": 160},
+             {"id": "b", "prompt": "Answer:", "guided_choice": ["yes", "no"], "max_tokens": 5},
+             {"id": "c", "prompt": "Date:", "guided_regex": "[0-9]{4}-[0-9]{2}", "max_tokens": 12}]
+    src, out = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    src.write_text("\n".join(json.dumps(l) for l in lines) + "\n")
+    subprocess.run([ridge_bin, "batch", "-m", default_model, "-i", str(src), "-o", str(out)], check=True,
+                   capture_output=True, timeout=300)
+    got = {r["id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    jsonschema.validate(json.loads(got["a"]["text"]), PERSON)
+    assert got["b"]["text"] in ("yes", "no")
+    assert re.fullmatch(r"[0-9]{4}-[0-9]{2}", got["c"]["text"]), got["c"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps({"prompt": "x", "guided_json": {"type": "array", "uniqueItems": True}}) + "\n")
+    r = subprocess.run([ridge_bin, "batch", "-m", default_model, "-i", str(bad), "-o", str(tmp_path / "o2")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode != 0 and "uniqueItems" in r.stderr, r.stderr
