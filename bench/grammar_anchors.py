@@ -7,7 +7,7 @@ vocabulary, and reports per engine compile time and per-token mask time (p50/p99
     python3 bench/grammar_anchors.py --vocab VOCAB.json [--json out.json] [--dump-walks walks.jsonl]
 
 VOCAB.json is {"tokens": [hex of each token's bytes, "" for special tokens], "eos": id}, as written by
-`ridge grammar --dump-vocab -m MODEL`, or by bench/grammar_synthetic_vocab.py for development.
+`ridge bench grammar --dump-vocab FILE -m MODEL` (its "stop" list: the first is taken as eos), or by bench/grammar_synthetic_vocab.py for development.
 
 For each grammar it times the compile (grammar text to a matcher ready for its first mask), then
 walks it: at each step it computes the mask (timed on its own), picks one allowed token at random,
@@ -50,7 +50,7 @@ def load_vocab(path):
     with open(path) as f:
         v = json.load(f)
     tokens = [bytes.fromhex(h) for h in v["tokens"]]
-    eos = int(v["eos"])
+    eos = int(v["eos"]) if "eos" in v else int(v["stop"][0])  # ridge bench grammar --dump-vocab writes "stop"
     special = [i for i, t in enumerate(tokens) if not t]
     if eos not in special:
         sys.exit(f"{path}: eos {eos} should be a special token (empty bytes)")

@@ -13,7 +13,7 @@ real model vocabularies). Nothing is downloaded. The result is deterministic for
 installation and corpus.
 
     pip install tokenizers
-    python3 bench/grammar_synthetic_vocab.py -o /tmp/synth_vocab.json
+    python3 bench/grammar_synthetic_vocab.py -o synth_vocab.json
 """
 import argparse
 import glob
