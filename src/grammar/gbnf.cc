@@ -25,13 +25,6 @@ bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
 }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 class GbnfParser {
  public:
   explicit GbnfParser(std::string_view text) : text_(text) {}
@@ -350,7 +343,7 @@ class GbnfParser {
   uint32_t parse_hex(int n_digits, size_t start) {
     uint32_t value = 0;
     for (int i = 0; i < n_digits; ++i) {
-      const int digit = hex_value(peek());
+      const int digit = utf8_text::hex_value(peek());
       if (digit < 0) fail_at(start, "expected " + std::to_string(n_digits) + " hex digits after \\" + text_[start + 1]);
       value = value * 16 + static_cast<uint32_t>(digit);
       ++pos_;

@@ -41,13 +41,6 @@ CodepointSet any_but_line_terminators() {
 
 bool is_ascii_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 
-int hex_value(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 class Parser {
  public:
   explicit Parser(std::string_view pattern) : pattern_(pattern) {}
@@ -352,7 +345,7 @@ class Parser {
   uint32_t parse_hex(int n_digits, size_t start, const char* error) {
     uint32_t value = 0;
     for (int i = 0; i < n_digits; ++i) {
-      const int digit = hex_value(peek());
+      const int digit = utf8_text::hex_value(peek());
       if (digit < 0) fail_at(start, error);
       value = value * 16 + static_cast<uint32_t>(digit);
       ++pos_;
@@ -367,8 +360,8 @@ class Parser {
       ++pos_;
       uint32_t value = 0;
       size_t n_digits = 0;
-      for (; hex_value(peek()) >= 0; ++pos_, ++n_digits) {
-        value = value * 16 + static_cast<uint32_t>(hex_value(peek()));
+      for (; utf8_text::hex_value(peek()) >= 0; ++pos_, ++n_digits) {
+        value = value * 16 + static_cast<uint32_t>(utf8_text::hex_value(peek()));
         if (value > kMaxCodepoint) fail_at(start, "\\u{...} beyond U+10FFFF");
       }
       if (n_digits == 0 || peek() != '}') fail_at(start, "\\u{...} needs hex digits and a }");
@@ -383,8 +376,8 @@ class Parser {
       bool ok = true;
       uint32_t low = 0;
       for (int i = 0; i < 4 && ok; ++i, ++pos_) {
-        ok = hex_value(peek()) >= 0;
-        if (ok) low = low * 16 + static_cast<uint32_t>(hex_value(peek()));
+        ok = utf8_text::hex_value(peek()) >= 0;
+        if (ok) low = low * 16 + static_cast<uint32_t>(utf8_text::hex_value(peek()));
       }
       if (ok && low >= 0xDC00 && low <= 0xDFFF) return 0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00);
       pos_ = save;

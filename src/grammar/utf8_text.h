@@ -7,6 +7,14 @@
 
 namespace ridge::grammar::utf8_text {
 
+// The value of one hex digit (escapes \xHH, \uHHHH in patterns and grammars), or -1.
+inline int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
 // Decodes the code point at `offset` and advances past it. Returns false (offset unchanged) for a
 // malformed, overlong or truncated sequence, a surrogate or a value above U+10FFFF.
 inline bool decode(std::string_view text, size_t& offset, uint32_t& cp) {
