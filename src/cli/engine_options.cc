@@ -70,6 +70,7 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, con
     if (!chat_template_override.empty()) throw;
     m->chat = select_chat_template(std::nullopt, "chatml");  // completions still work; chat falls back to ChatML
   }
+  if (m->chat.source.empty()) m->chat.source = file->get_string("tokenizer.chat_template").value_or("");
   return m;
 }
 

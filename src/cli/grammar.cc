@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "grammar/grammar_spec.h"
 #include "grammar/json_schema.h"
 #include "grammar/pda.h"
 
@@ -41,10 +42,9 @@ std::string dump(const nlohmann::ordered_json& j) {
 grammar::JsonSchemaOptions schema_options(const std::string& whitespace, int max_whitespace, bool format_annotation,
                                           bool all_spellings) {
   grammar::JsonSchemaOptions o;
-  if (whitespace == "flexible")
-    o.whitespace = grammar::Whitespace::kFlexible;
-  else if (whitespace != "compact")
-    fail("grammar: --whitespace is 'compact' or 'flexible', not '{}'", whitespace);
+  const auto policy = grammar::whitespace_from_name(whitespace);
+  if (!policy) fail("grammar: --whitespace is 'compact', 'flexible' or 'spaced', not '{}'", whitespace);
+  o.whitespace = *policy;
   o.max_whitespace = max_whitespace;
   o.assert_format = !format_annotation;
   o.all_escapes = all_spellings;

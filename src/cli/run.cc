@@ -71,10 +71,9 @@ grammar::GrammarSpec grammar_spec(const RunOptions& o) {
     spec.choices = o.choices;
   }
   if (given > 1) fail("give one of --grammar, --grammar-file, --json-schema, --json-schema-file, --regex, --choice");
-  if (o.whitespace == "flexible")
-    spec.whitespace = grammar::Whitespace::kFlexible;
-  else if (o.whitespace != "compact")
-    fail("--whitespace must be compact or flexible, not '{}'", o.whitespace);
+  const auto policy = grammar::whitespace_from_name(o.whitespace);
+  if (!policy) fail("--whitespace must be compact, flexible or spaced, not '{}'", o.whitespace);
+  spec.whitespace = *policy;
   return spec;
 }
 
@@ -260,7 +259,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--json-schema-file", o->json_schema_file, "read the JSON schema from a file");
   cmd->add_option("--regex", o->regex, "constrain the output to a full match of this regular expression");
   cmd->add_option("--choice", o->choices, "constrain the output to one of these strings (repeatable)");
-  cmd->add_option("--whitespace", o->whitespace, "JSON whitespace: compact or flexible")->capture_default_str();
+  cmd->add_option("--whitespace", o->whitespace, "JSON whitespace: compact, flexible (any JSON whitespace) or spaced (a space after , and :)")->capture_default_str();
   cmd->add_flag("--no-jump-forward", o->no_jump_forward, "sample every token, also those the grammar forces");
   cmd->add_option("--tokens", o->prompt_tokens, "prompt as token ids instead of text (comma-separated)")->delimiter(',');
   cmd->callback([o] { run(*o); });

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "chat/tool_format.h"
 #include "cli/commands.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
@@ -21,6 +22,7 @@ struct ServeOptions {
   EngineCliOptions engine;
   ServerConfig server;
   std::string served_model_name;
+  std::string tool_call_parser;  // overrides the tool format detected from the chat template
   double request_timeout_s = 600;
   double shutdown_grace_s = 30;
 };
@@ -43,7 +45,10 @@ void serve(ServeOptions& o) {
   const auto m = load_model_for_engine(o.engine.model, o.engine.chat_template);
   Engine engine(m->model, m->tokenizer, engine_config(o.engine));
   print_memory_plan(engine, *m);
-  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name);
+  auto tools = chat::select_tool_format(m->chat.source, m->chat.format, o.tool_call_parser);
+  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools);
+  std::fprintf(stderr, "tool calling: %s\n",
+               tools ? std::string(tools->name()).c_str() : "none (the chat template has no tool format; see --tool-call-parser)");
 
   ServerConfig config = o.server;
   config.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
@@ -78,6 +83,8 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--host", s.host, "address to listen on (0.0.0.0: every interface)")->capture_default_str();
   cmd->add_option("--port", s.port, "TCP port (0: any free one)")->capture_default_str();
   cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' on /v1 routes")->envname("RIDGE_API_KEY");
+  cmd->add_option("--tool-call-parser", o->tool_call_parser,
+                  "how tools are offered and calls read: qwen2.5, hermes, llama3, llama3.1, mistral (default: from the chat template)");
   cmd->add_option("--served-model-name", o->served_model_name, "the model name clients send (default: the file name without .gguf)");
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();

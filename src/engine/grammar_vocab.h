@@ -1,7 +1,9 @@
 #pragma once
-// The grammar engine's view of a tokenizer's vocabulary: each token's bytes (control and
-// user-defined tokens never match grammar text) and the end-of-generation tokens, allowed once the
-// grammar accepts. Built once per tokenizer.
+// The grammar engine's view of a tokenizer's vocabulary: each token's bytes and the
+// end-of-generation tokens, allowed once the grammar accepts. Control tokens never match grammar
+// text; user-defined tokens (Qwen's <tool_call>) match their text, since the tokenizer turns that
+// text into them even without special-token parsing (as llama.cpp does), so jump-forward and the
+// model's own choice both produce them. Built once per tokenizer.
 #include <memory>
 
 #include "grammar/token_vocab.h"

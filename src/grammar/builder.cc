@@ -155,6 +155,20 @@ RuleId GrammarBuilder::named_rule(std::string_view name) {
 
 bool GrammarBuilder::has_named_rule(std::string_view name) const { return by_name_.count(std::string(name)) > 0; }
 
+RuleId GrammarBuilder::embed(const Grammar& grammar, std::string_view prefix) {
+  std::vector<RuleId> ids;
+  ids.reserve(grammar.rules.size());
+  for (const Rule& rule : grammar.rules) ids.push_back(add_rule(fmt::format("{}{}", prefix, rule.name)));
+  for (size_t i = 0; i < grammar.rules.size(); ++i) {
+    std::vector<Sequence> alternatives = grammar.rules[i].alternatives;
+    for (Sequence& seq : alternatives)
+      for (Symbol& sym : seq)
+        if (sym.kind == Symbol::Kind::kRule) sym.rule = ids.at(size_t(sym.rule));
+    set_alternatives(ids[i], std::move(alternatives));
+  }
+  return ids.at(size_t(grammar.root));
+}
+
 void GrammarBuilder::add_alternative(RuleId rule, Sequence alternative) {
   grammar_.rules.at(rule).alternatives.push_back(std::move(alternative));
 }

@@ -65,6 +65,10 @@ class GrammarBuilder {
   Symbol repeat(const Sequence& item, int64_t min, int64_t max, std::string_view name_hint);
   Symbol optional(const Sequence& item, std::string_view name_hint) { return repeat(item, 0, 1, name_hint); }
 
+  // A finished grammar's rules copied in (names prefixed by `prefix`); returns its root here. Lets
+  // front ends compose: text around a JSON schema's values (tool calls).
+  RuleId embed(const Grammar& grammar, std::string_view prefix);
+
   // Checks every referenced rule exists and has alternatives, drops rules that can derive no string
   // (error when the root is one: "unsatisfiable"), and hands the grammar over.
   Grammar finish(RuleId root);

@@ -10,7 +10,10 @@
 
 namespace ridge::grammar {
 
-enum class Whitespace { kCompact, kFlexible };
+// compact: no whitespace outside strings; flexible: any JSON whitespace where JSON allows it;
+// spaced: one space after ',' and ':' and none elsewhere, as Python's json.dumps writes JSON (the
+// spelling chat templates render tool-call arguments in, so the model's own).
+enum class Whitespace { kCompact, kFlexible, kSpaced };
 
 struct JsonSchemaOptions {
   Whitespace whitespace = Whitespace::kCompact;

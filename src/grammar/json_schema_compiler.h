@@ -268,6 +268,7 @@ class Compiler {
   Symbol json_char(const std::vector<std::pair<uint32_t, uint32_t>>& ranges);
   Symbol hex_digits(uint32_t lo, uint32_t hi, int n);  // n hex digits, value in lo..hi
   void ws(Sequence& seq);                              // optional whitespace (flexible)
+  void separator(Sequence& seq, char c);              // "," or ":" with the whitespace around it
   void check_size();
 
   const Json& root_;

@@ -110,6 +110,16 @@ void Compiler::ws(Sequence& seq) {
   seq.push_back(Symbol::of_rule(ws_rule_));
 }
 
+void Compiler::separator(Sequence& seq, char c) {
+  ws(seq);
+  seq.push_back(Symbol::of_byte(uint8_t(c)));
+  if (options_.whitespace == Whitespace::kSpaced) {
+    seq.push_back(Symbol::of_byte(' '));
+  } else {
+    ws(seq);
+  }
+}
+
 RuleId Compiler::value_rule(ExprId id) {
   if (size_t(id) >= value_rules_.size()) value_rules_.resize(exprs_.size() + 1, -1);
   if (value_rules_[id] >= 0) return value_rules_[id];
@@ -401,11 +411,7 @@ RuleId Compiler::array_rule(const ArrayClause& c, const std::string& name) {
       const ExprId value = and_expr(parts);
       if (value == kNever) continue;
       Sequence seq;
-      if (i > 0) {
-        ws(seq);
-        seq.push_back(Symbol::of_byte(','));
-        ws(seq);
-      }
+      if (i > 0) separator(seq, ',');
       seq.push_back(Symbol::of_rule(value_rule(value)));
       seq.push_back(state({next_i, next}));
       alts.push_back(std::move(seq));
@@ -448,15 +454,9 @@ RuleId Compiler::object_rule(const ObjectClause& c, const std::string& name) {
     fail("'minProperties' / 'maxProperties' (with these properties) are too large to compile");
 
   const auto member = [&](Sequence& seq, int64_t count, Symbol key, ExprId value) {
-    if (count > 0) {
-      ws(seq);
-      seq.push_back(Symbol::of_byte(','));
-      ws(seq);
-    }
+    if (count > 0) separator(seq, ',');
     seq.push_back(key);
-    ws(seq);
-    seq.push_back(Symbol::of_byte(':'));
-    ws(seq);
+    separator(seq, ':');
     seq.push_back(Symbol::of_rule(value_rule(value)));
   };
   // Member keys and values, worked out once: named members, and unnamed ones by region, each for every

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/tool_format.h"
 #include "engine/engine.h"
 #include "grammar/compiled_grammar.h"
 #include "engine/engine_stats.h"
@@ -37,6 +38,14 @@ class CompletionBackend {
   // Chat messages to prompt text, through the model's (or the --chat-template) format, ending
   // with the header of the assistant's turn.
   virtual std::string apply_chat_template(std::span<const ChatMessage> messages) const = 0;
+  // How this model is offered tools and writes calls (its chat template's tool format); nullptr
+  // when it has none, and then requests with tools are refused.
+  virtual const chat::ToolFormat* tool_format() const { return nullptr; }
+  // A conversation that speaks of tools, rendered by tool_format() (which must exist).
+  virtual std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools) const {
+    (void)messages, (void)tools;
+    return {};
+  }
   // The bytes of one token (for logprobs); may be a fragment of a UTF-8 character.
   virtual std::string token_piece(int32_t token) const = 0;
   virtual int32_t n_vocab() const = 0;

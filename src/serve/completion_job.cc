@@ -12,6 +12,13 @@
 namespace ridge {
 namespace {
 
+// A choice that stopped after writing tool calls finished with "tool_calls", as OpenAI reports it.
+template <typename Choice>
+std::string finish_name(const Choice& c) {
+  if (c.finish == FinishReason::Stop && c.tools && !c.tools->calls().empty()) return "tool_calls";
+  return std::string(finish_reason_name(c.finish));
+}
+
 double seconds(CompletionJob::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 const char* prompt_param(Endpoint endpoint) { return endpoint == Endpoint::Completions ? "prompt" : "messages"; }
@@ -42,8 +49,18 @@ CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, 
     prompt_ = request.prompt_tokens;
   } else {
     try {
-      const std::string text = request.endpoint == Endpoint::Completions ? request.prompt_text
-                                                                         : backend.apply_chat_template(request.messages);
+      std::string text;
+      if (request.endpoint == Endpoint::Completions) {
+        text = request.prompt_text;
+      } else if (request.uses_tools()) {
+        if (!backend.tool_format())
+          throw_bad_param("tools",
+                          "this model's chat template has no tool-calling format (start the server with "
+                          "--tool-call-parser NAME to choose one)");
+        text = backend.apply_tool_template(request.messages, request.tools);
+      } else {
+        text = backend.apply_chat_template(request.messages);
+      }
       prompt_ = backend.tokenize(text);
     } catch (const Error& e) {  // e.g. a conversation the chat format cannot express
       throw_bad_param(param, e.what());
@@ -72,17 +89,25 @@ void CompletionJob::submit() {
   std::random_device entropy;
   const uint64_t base_seed = request_.seed ? *request_.seed : (uint64_t(entropy()) << 32 | entropy());
   std::shared_ptr<const grammar::CompiledGrammar> compiled;
-  if (!request_.structured.empty()) {
+  const grammar::GrammarSpec calls = tool_grammar();
+  const grammar::GrammarSpec& spec = calls.empty() ? request_.structured : calls;
+  if (!spec.empty()) {
     const auto t0 = Clock::now();
     try {
-      compiled = backend_.compile_grammar(request_.structured);
+      compiled = backend_.compile_grammar(spec);
       metrics_.observe_grammar_compile(seconds(Clock::now() - t0), true);
     } catch (const grammar::GrammarError& e) {
       metrics_.observe_grammar_compile(seconds(Clock::now() - t0), false);
       choices_.clear();
-      throw ApiError(400, e.what(), "response_format");
+      throw ApiError(400, e.what(), calls.empty() ? "response_format" : "tools");
     }
   }
+  if (request_.tool_choice.mode != chat::ToolChoice::Mode::kNone && backend_.tool_format())
+    for (auto& c : choices_) {
+      std::vector<std::string> names;
+      for (const auto& tool : request_.tools) names.push_back(tool.name);
+      c.tools = std::make_unique<chat::ToolCallStream>(*backend_.tool_format(), std::move(names));
+    }
   for (int i = 0; i < request_.n; ++i) {
     RequestOptions options;
     options.prompt = prompt_;
@@ -103,6 +128,28 @@ void CompletionJob::submit() {
       throw submit_error(e, request_.endpoint);
     }
   }
+}
+
+// tool_choice "required" or a named function: the output is exactly calls, in the model's format.
+grammar::GrammarSpec CompletionJob::tool_grammar() const {
+  using Mode = chat::ToolChoice::Mode;
+  const chat::ToolChoice& choice = request_.tool_choice;
+  if (choice.mode != Mode::kRequired && choice.mode != Mode::kNamed) return {};
+  if (choice.mode == Mode::kRequired) return backend_.tool_format()->calls_grammar(request_.tools, request_.parallel_tool_calls);
+  for (const auto& tool : request_.tools)
+    if (tool.name == choice.name) return backend_.tool_format()->calls_grammar({&tool, 1}, /*parallel=*/false);
+  return {};
+}
+
+void CompletionJob::read_text(Choice& c, const TokenEvent& ev, ChoicePart& part) {
+  c.text += ev.text;
+  if (!c.tools) {
+    part.text = ev.text;
+    return;
+  }
+  chat::StreamDelta delta = c.tools->push(ev.text, /*final=*/ev.finish != FinishReason::None);
+  part.text = std::move(delta.content);
+  part.call_deltas = std::move(delta.calls);
 }
 
 void CompletionJob::finish_choice(Choice& c, FinishReason reason, Clock::time_point at) {
@@ -147,14 +194,14 @@ std::optional<ChoicePart> CompletionJob::apply(const RequestStream::Event& e) {
       c.logprobs.push_back(std::move(entry));
     }
   }
-  part.text = ev.text;
-  c.text += ev.text;
+  read_text(c, ev, part);
   if (ev.finish != FinishReason::None) {
     finish_choice(c, ev.finish, e.at);
     // An abort the client did not ask for ends the whole stream with an error instead.
-    if (ev.finish != FinishReason::Abort) part.finish_reason = std::string(finish_reason_name(ev.finish));
+    if (ev.finish != FinishReason::Abort) part.finish_reason = finish_name(c);
   }
-  if (part.text.empty() && part.logprobs.empty() && part.finish_reason.empty()) return std::nullopt;
+  if (part.text.empty() && part.logprobs.empty() && part.finish_reason.empty() && part.call_deltas.empty())
+    return std::nullopt;
   return part;
 }
 
@@ -208,7 +255,14 @@ nlohmann::json CompletionJob::wait_response(Clock::time_point deadline, Clock::d
   std::vector<ChoicePart> parts;
   for (size_t i = 0; i < choices_.size(); ++i) {
     const Choice& c = choices_[i];
-    parts.push_back({int(i), c.text, request_.logprobs, c.logprobs, std::string(finish_reason_name(c.finish)), false});
+    ChoicePart part;
+    part.index = int(i);
+    part.text = c.tools ? c.tools->content() : c.text;
+    part.with_logprobs = request_.logprobs;
+    part.logprobs = c.logprobs;
+    part.finish_reason = finish_name(c);
+    if (c.tools) part.tool_calls = c.tools->calls();
+    parts.push_back(std::move(part));
   }
   return response_json(header_, parts, usage());
 }
@@ -224,7 +278,12 @@ std::string CompletionJob::next_sse(Clock::time_point until, Clock::time_point d
   if (!opened_) {
     opened_ = true;
     if (request_.endpoint == Endpoint::ChatCompletions) {  // OpenAI opens each choice with its role
-      for (int i = 0; i < request_.n; ++i) out += sse_event(chunk_json(header_, {i, "", false, {}, "", true}, request_.include_usage));
+      for (int i = 0; i < request_.n; ++i) {
+        ChoicePart opening;
+        opening.index = i;
+        opening.role = true;
+        out += sse_event(chunk_json(header_, opening, request_.include_usage));
+      }
       return out;  // at once: the client sees the stream start before the first token
     }
   }

@@ -63,12 +63,16 @@ class CompletionJob {
     int64_t cached_tokens = 0;
     int64_t completion_tokens = 0;
     std::optional<Clock::time_point> first_token, last_token;
+    std::unique_ptr<chat::ToolCallStream> tools;  // the output read as content and tool calls
   };
 
   // Applies one event to its choice and the metrics; returns the part of the choice it adds
   // (for a stream chunk), or nullopt when it adds nothing visible.
   std::optional<ChoicePart> apply(const RequestStream::Event& e);
   void finish_choice(Choice& c, FinishReason reason, Clock::time_point at);
+  // The text of an event as the client sees it: content, and the tool calls it adds.
+  void read_text(Choice& c, const TokenEvent& ev, ChoicePart& part);
+  grammar::GrammarSpec tool_grammar() const;
   bool all_finished() const;
   bool backend_aborted() const;
   Usage usage() const;

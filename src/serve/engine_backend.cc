@@ -4,8 +4,9 @@
 
 namespace ridge {
 
-EngineBackend::EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id)
-    : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)),
+EngineBackend::EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id,
+                             std::shared_ptr<const chat::ToolFormat> tools)
+    : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)), tools_(std::move(tools)),
       grammars_(std::make_unique<grammar::GrammarCache>(grammar_vocab(engine.tokenizer()))) {}
 
 std::shared_ptr<const grammar::CompiledGrammar> EngineBackend::compile_grammar(const grammar::GrammarSpec& spec) {
@@ -29,6 +30,13 @@ std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> mess
   ChatTemplateOptions options;
   options.default_system_prompt = chat_.default_system_prompt;
   return render_chat(chat_.format, messages, options);
+}
+
+std::string EngineBackend::apply_tool_template(std::span<const ChatMessage> messages,
+                                               std::span<const chat::Tool> tools) const {
+  chat::ToolPromptOptions options;
+  options.default_system_prompt = chat_.default_system_prompt;
+  return tools_->render(messages, tools, options);
 }
 
 std::string EngineBackend::token_piece(int32_t token) const { return engine_.tokenizer().token_to_piece(token); }

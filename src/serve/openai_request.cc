@@ -8,6 +8,7 @@
 
 #include "serve/api_error.h"
 #include "serve/structured_output.h"
+#include "serve/tool_request.h"
 
 namespace ridge {
 namespace {
@@ -138,10 +139,10 @@ void read_messages(const Fields& f, OpenaiRequest& r) {
       throw_bad_param(fmt::format("messages[{}].role", i), "each message needs a string 'role'");
     std::string name = role->get<std::string>();
     if (name == "developer") name = "system";
-    if (name != "system" && name != "user" && name != "assistant")
+    if (name != "system" && name != "user" && name != "assistant" && name != "tool")
       throw_bad_param(fmt::format("messages[{}].role", i),
-                      fmt::format("unsupported role '{}' (system, developer, user, assistant)", name));
-    r.messages.push_back({name, message_content(message, i)});
+                      fmt::format("unsupported role '{}' (system, developer, user, assistant, tool)", name));
+    r.messages.push_back(ChatMessage{name, message_content(message, i), {}, {}});
   }
 }
 
@@ -206,7 +207,7 @@ void refuse_unsupported(const Fields& f, const OpenaiRequest& r) {
   auto refuse = [](const char* name) { throw_bad_param(name, fmt::format("'{}' is not supported by this server", name)); };
   if (f.boolean("echo").value_or(false)) refuse("echo");
   if (auto best_of = f.integer("best_of", 1, kMaxChoices); best_of && *best_of != r.n) refuse("best_of");
-  for (const char* name : {"suffix", "logit_bias", "tools", "functions"}) {
+  for (const char* name : {"suffix", "logit_bias", "functions"}) {
     const json* v = f.find(name);
     if (v && !v->empty()) refuse(name);
   }
@@ -245,8 +246,25 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
   r.user = f.string("user").value_or("");
   refuse_unsupported(f, r);
-  r.structured = read_structured_output(nlohmann::ordered_json::parse(body));
+  const auto ordered = nlohmann::ordered_json::parse(body);
+  r.structured = read_structured_output(ordered);
+  if (endpoint == Endpoint::ChatCompletions) {
+    read_tool_fields(ordered, r);
+    const bool forced = r.tool_choice.mode == chat::ToolChoice::Mode::kRequired ||
+                        r.tool_choice.mode == chat::ToolChoice::Mode::kNamed;
+    if (forced && !r.structured.empty())
+      throw_bad_param("tool_choice", "'tool_choice' that requires a call cannot be combined with 'response_format'");
+  } else if (const json* tools = f.find("tools"); tools && !tools->empty()) {
+    throw_bad_param("tools", "'tools' is for /v1/chat/completions");
+  }
   return r;
+}
+
+bool OpenaiRequest::uses_tools() const {
+  if (!tools.empty()) return true;
+  for (const auto& m : messages)
+    if (m.role == "tool" || !m.tool_calls.empty()) return true;
+  return false;
 }
 
 }  // namespace ridge

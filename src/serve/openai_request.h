@@ -1,7 +1,7 @@
 #pragma once
 // The body of POST /v1/completions and /v1/chat/completions, parsed and checked field by field.
 // Every mistake is an ApiError (400) naming the field, so a client learns what to fix; fields this
-// server does not know are ignored, fields it knows but cannot honour (echo, logit_bias, tools,
+// server does not know are ignored, fields it knows but cannot honour (echo, logit_bias, functions,
 // best_of > 1) are refused rather than silently dropped.
 #include <cstdint>
 #include <optional>
@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/tools.h"
 #include "engine/sampler.h"
 #include "grammar/grammar_spec.h"
 #include "tokenizer/chat_template.h"
@@ -39,6 +40,13 @@ struct OpenaiRequest {
   bool ignore_eos = false;
   std::string user;
   grammar::GrammarSpec structured;  // response_format, guided_*, grammar, json_schema (serve/structured_output)
+  // Chat: tools offered (serve/tool_request); tool_choice is "auto" when tools are given, else "none".
+  std::vector<chat::Tool> tools;
+  chat::ToolChoice tool_choice{chat::ToolChoice::Mode::kNone, {}};
+  bool parallel_tool_calls = true;
+
+  // The conversation speaks of tools: tools are offered, or its history holds calls or results.
+  bool uses_tools() const;
 };
 
 inline constexpr int32_t kMaxChoices = 128;     // n, as OpenAI allows

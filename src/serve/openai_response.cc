@@ -106,6 +106,14 @@ json response_json(const ResponseHeader& header, const std::vector<ChoicePart>& 
       choice["text"] = c.text;
     } else {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      if (!c.tool_calls.empty()) {
+        if (c.text.empty()) choice["message"]["content"] = nullptr;
+        json calls = json::array();
+        for (const auto& call : c.tool_calls)
+          calls.push_back({{"id", call.id}, {"type", "function"},
+                           {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+        choice["message"]["tool_calls"] = std::move(calls);
+      }
     }
     list.push_back(std::move(choice));
   }
@@ -121,6 +129,22 @@ json chunk_json(const ResponseHeader& header, const ChoicePart& c, bool usage_nu
     choice["text"] = c.text;
   } else if (c.role) {
     choice["delta"] = {{"role", "assistant"}, {"content", ""}};
+  } else if (!c.call_deltas.empty()) {
+    // The first delta of a call carries its id, type and name; later ones only arguments.
+    json calls = json::array();
+    for (const auto& d : c.call_deltas) {
+      json call = {{"index", d.index}};
+      if (d.opens) {
+        call["id"] = d.id;
+        call["type"] = "function";
+        call["function"] = {{"name", d.name}, {"arguments", d.arguments}};
+      } else {
+        call["function"] = {{"arguments", d.arguments}};
+      }
+      calls.push_back(std::move(call));
+    }
+    choice["delta"] = {{"tool_calls", std::move(calls)}};
+    if (!c.text.empty()) choice["delta"]["content"] = c.text;
   } else if (!c.finish_reason.empty() && c.text.empty()) {
     choice["delta"] = json::object();
   } else {

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "chat/tool_call_stream.h"
+
 #include "serve/openai_request.h"
 
 namespace ridge {
@@ -43,6 +45,8 @@ struct ChoicePart {
   std::vector<LogprobEntry> logprobs;
   std::string finish_reason;   // empty: null (not finished yet)
   bool role = false;           // chat chunk: the opening delta {"role": "assistant", "content": ""}
+  std::vector<chat::FinishedCall> tool_calls;  // chat response: message.tool_calls (content null when empty)
+  std::vector<chat::CallDelta> call_deltas;    // chat chunk: delta.tool_calls
 };
 
 nlohmann::json usage_json(const Usage& usage);

@@ -40,6 +40,14 @@ std::vector<std::string> choices_field(const json& v, const std::string& param) 
   return out;
 }
 
+GrammarSpec spec_of(GrammarSpec::Kind kind, std::string source, std::vector<std::string> choices) {
+  GrammarSpec spec;
+  spec.kind = kind;
+  spec.source = std::move(source);
+  spec.choices = std::move(choices);
+  return spec;
+}
+
 GrammarSpec from_response_format(const json& format) {
   if (!format.is_object()) bad("response_format", "'response_format' must be an object");
   const std::string type = format.value("type", "text");
@@ -81,20 +89,20 @@ GrammarSpec read_structured_output(const nlohmann::ordered_json& body) {
   };
   auto has = [&](const char* name) { return body.contains(name) && !body.at(name).is_null(); };
   if (has("response_format")) add("response_format", from_response_format(body.at("response_format")));
-  if (has("guided_json")) add("guided_json", {GrammarSpec::Kind::kJsonSchema, schema_text(body.at("guided_json"), "guided_json"), {}});
-  if (has("json_schema")) add("json_schema", {GrammarSpec::Kind::kJsonSchema, schema_text(body.at("json_schema"), "json_schema"), {}});
-  if (has("guided_regex")) add("guided_regex", {GrammarSpec::Kind::kRegex, string_field(body.at("guided_regex"), "guided_regex"), {}});
-  if (has("guided_choice")) add("guided_choice", {GrammarSpec::Kind::kChoice, {}, choices_field(body.at("guided_choice"), "guided_choice")});
+  if (has("guided_json")) add("guided_json", spec_of(GrammarSpec::Kind::kJsonSchema, schema_text(body.at("guided_json"), "guided_json"), {}));
+  if (has("json_schema")) add("json_schema", spec_of(GrammarSpec::Kind::kJsonSchema, schema_text(body.at("json_schema"), "json_schema"), {}));
+  if (has("guided_regex")) add("guided_regex", spec_of(GrammarSpec::Kind::kRegex, string_field(body.at("guided_regex"), "guided_regex"), {}));
+  if (has("guided_choice")) add("guided_choice", spec_of(GrammarSpec::Kind::kChoice, {}, choices_field(body.at("guided_choice"), "guided_choice")));
   for (const char* name : {"guided_grammar", "grammar"})
-    if (has(name)) add(name, {GrammarSpec::Kind::kGbnf, string_field(body.at(name), name), {}});
+    if (has(name)) add(name, spec_of(GrammarSpec::Kind::kGbnf, string_field(body.at(name), name), {}));
   if (has("structured_outputs")) {
     const json& so = body.at("structured_outputs");
     if (!so.is_object()) bad("structured_outputs", "'structured_outputs' must be an object");
-    if (so.contains("json")) add("structured_outputs.json", {GrammarSpec::Kind::kJsonSchema, schema_text(so.at("json"), "structured_outputs.json"), {}});
-    if (so.contains("regex")) add("structured_outputs.regex", {GrammarSpec::Kind::kRegex, string_field(so.at("regex"), "structured_outputs.regex"), {}});
-    if (so.contains("choice")) add("structured_outputs.choice", {GrammarSpec::Kind::kChoice, {}, choices_field(so.at("choice"), "structured_outputs.choice")});
-    if (so.contains("grammar")) add("structured_outputs.grammar", {GrammarSpec::Kind::kGbnf, string_field(so.at("grammar"), "structured_outputs.grammar"), {}});
-    if (so.value("json_object", false)) add("structured_outputs.json_object", {GrammarSpec::Kind::kJsonObject, {}, {}});
+    if (so.contains("json")) add("structured_outputs.json", spec_of(GrammarSpec::Kind::kJsonSchema, schema_text(so.at("json"), "structured_outputs.json"), {}));
+    if (so.contains("regex")) add("structured_outputs.regex", spec_of(GrammarSpec::Kind::kRegex, string_field(so.at("regex"), "structured_outputs.regex"), {}));
+    if (so.contains("choice")) add("structured_outputs.choice", spec_of(GrammarSpec::Kind::kChoice, {}, choices_field(so.at("choice"), "structured_outputs.choice")));
+    if (so.contains("grammar")) add("structured_outputs.grammar", spec_of(GrammarSpec::Kind::kGbnf, string_field(so.at("grammar"), "structured_outputs.grammar"), {}));
+    if (so.value("json_object", false)) add("structured_outputs.json_object", spec_of(GrammarSpec::Kind::kJsonObject, {}, {}));
   }
   if (given.empty()) return {};
   if (given.size() > 1)
@@ -102,10 +110,9 @@ GrammarSpec read_structured_output(const nlohmann::ordered_json& body) {
   GrammarSpec spec = std::move(given[0].second);
   if (has("whitespace")) {
     const std::string ws = string_field(body.at("whitespace"), "whitespace");
-    if (ws == "flexible")
-      spec.whitespace = grammar::Whitespace::kFlexible;
-    else if (ws != "compact")
-      bad("whitespace", "'whitespace' must be 'compact' or 'flexible'");
+    const auto policy = grammar::whitespace_from_name(ws);
+    if (!policy) bad("whitespace", "'whitespace' must be 'compact', 'flexible' or 'spaced'");
+    spec.whitespace = *policy;
   }
   return spec;
 }

@@ -12,9 +12,18 @@
 
 namespace ridge {
 
+// A call an assistant turn made (OpenAI's tool_calls[i]); arguments is the JSON text of an object.
+struct ChatToolCall {
+  std::string id;
+  std::string name;
+  std::string arguments;
+};
+
 struct ChatMessage {
-  std::string role;  // "system", "user", "assistant" (formats print other roles as given)
+  std::string role;  // "system", "user", "assistant", "tool" (formats print other roles as given)
   std::string content;
+  std::vector<ChatToolCall> tool_calls;  // assistant turns that called tools
+  std::string tool_call_id;              // role "tool": the call this is the result of
 };
 
 // Names (chat_format_name) follow llama.cpp's built-in template names.
@@ -82,6 +91,7 @@ std::string render_chat(ChatFormat format, std::span<const ChatMessage> messages
 struct ChatTemplate {
   ChatFormat format = ChatFormat::ChatML;
   std::string default_system_prompt;
+  std::string source;  // the Jinja template it was detected from (empty for a name): tool formats read it
 };
 // `jinja_template` is nullopt when the model has none. Error when neither gives a usable format.
 ChatTemplate select_chat_template(const std::optional<std::string>& jinja_template, std::string_view override_name);

@@ -171,12 +171,12 @@ ChatTemplate select_chat_template(const std::optional<std::string>& jinja_templa
   if (!override_name.empty()) {
     const auto format = chat_format_from_name(override_name);
     if (!format) fail("unknown --chat-template '{}'; one of: {}", override_name, supported_names());
-    return {*format, ""};
+    return {*format, "", ""};
   }
   if (!jinja_template || jinja_template->empty())
     fail("the model has no tokenizer.chat_template; pass --chat-template NAME, one of: {}", supported_names());
   const ChatFormat format = detect_chat_format(*jinja_template);
-  return {format, detect_default_system_prompt(*jinja_template, format)};
+  return {format, detect_default_system_prompt(*jinja_template, format), *jinja_template};
 }
 
 }  // namespace ridge

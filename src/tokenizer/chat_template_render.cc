@@ -297,7 +297,7 @@ std::string render_chat(ChatFormat format, std::span<const ChatMessage> messages
   }
   std::vector<ChatMessage> with_system;
   with_system.reserve(messages.size() + 1);
-  with_system.push_back({"system", options.default_system_prompt});
+  with_system.push_back(ChatMessage{"system", options.default_system_prompt, {}, {}});
   with_system.insert(with_system.end(), messages.begin(), messages.end());
   render_messages(format, with_system, options.add_generation_prompt, out);
   return out;
