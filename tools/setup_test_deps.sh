@@ -50,3 +50,26 @@ if [ ! -d "$SUITE_DIR/tests/draft2020-12" ]; then
   fi
   rm -rf "$suite_tmp"
 fi
+
+# Chat templates of tool-calling models for tests/conformance/test_tool_templates.py: llama.cpp keeps
+# the Jinja templates of many models (models/templates/*.jinja), and its source tree ships inside the
+# llama-cpp-python sdist. Only the templates are kept. The test is skipped (and says why) if this fails.
+TEMPLATES_DIR="${RIDGE_HOME:-$HOME/.cache/ridge}/chat-templates"
+if [ ! -f "$TEMPLATES_DIR/meta-llama-Llama-3.1-8B-Instruct.jinja" ]; then
+  echo "fetching test data: chat templates (from the llama-cpp-python sdist) into $TEMPLATES_DIR" >&2
+  tmpl_tmp=$(mktemp -d)
+  if $PY -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: "llama-cpp-python==0.3.36" -d "$tmpl_tmp" &&
+     tar -xzf "$tmpl_tmp"/llama_cpp_python-*.tar.gz -C "$tmpl_tmp" --wildcards '*/vendor/llama.cpp/models/templates/*'; then
+    mkdir -p "$TEMPLATES_DIR.partial"
+    cp "$tmpl_tmp"/llama_cpp_python-*/vendor/llama.cpp/models/templates/*.jinja "$TEMPLATES_DIR.partial"/
+    rm -rf "$TEMPLATES_DIR" && mv "$TEMPLATES_DIR.partial" "$TEMPLATES_DIR"
+  else
+    echo "warning: the chat templates could not be fetched; their conformance test will be skipped" >&2
+  fi
+  rm -rf "$tmpl_tmp"
+fi
+
+# Qwen2.5-Coder-0.5B-Instruct (a real model with a tool-calling template) for the tool-calling tests;
+# they are skipped (and say why) if this fails.
+$PY "$(dirname "$0")/fetch_model.py" qwen2.5-coder-0.5b >/dev/null ||
+  echo "warning: qwen2.5-coder-0.5b could not be fetched; the tool-calling tests on it will be skipped" >&2

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "chat/tools.h"
+#include "core/error.h"
 #include "grammar/grammar_spec.h"
 #include "tokenizer/chat_template.h"
 

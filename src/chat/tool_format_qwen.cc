@@ -27,7 +27,8 @@ class QwenToolFormat final : public ToolCallTagFormat {
     const std::string& system = leading_system ? messages[0].content : options.default_system_prompt;
     if (!tools.empty()) {
       out += "<|im_start|>system\n" + system;
-      out += kToolsIntro;
+      // Without any system text (Qwen3, ChatML models without a default) the block opens on "# Tools".
+      out += leading_system || !system.empty() ? kToolsIntro : kToolsIntro.substr(2);
       for (const Tool& tool : tools) out += "\n" + python_json(tool.definition);
       out += kToolsOutro;
     } else if (leading_system || !system.empty()) {
