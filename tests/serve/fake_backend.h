@@ -22,13 +22,15 @@ struct FakeConfig {
   int64_t n_ctx = 64;
   size_t max_live = 100000;  // more live requests than this: SubmitError::QueueFull
   std::string model_id = "fake-model";
+  std::string tool_format;  // a chat::ToolFormat name: tools are offered in its format
 };
 
 class FakeBackend : public CompletionBackend {
  public:
   using Clock = std::chrono::steady_clock;
 
-  explicit FakeBackend(FakeConfig config = {}) : config_(std::move(config)), thread_([this] { loop(); }) {}
+  explicit FakeBackend(FakeConfig config = {})
+      : config_(std::move(config)), tools_(chat::make_tool_format(config_.tool_format)), thread_([this] { loop(); }) {}
   ~FakeBackend() override {
     {
       std::lock_guard lock(mutex_);
@@ -79,6 +81,10 @@ class FakeBackend : public CompletionBackend {
     std::string out;
     for (const auto& m : messages) out += "<" + m.role + ">" + m.content + "\n";
     return out + "<assistant>";
+  }
+  const chat::ToolFormat* tool_format() const override { return tools_.get(); }
+  std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools) const override {
+    return tools_->render(messages, tools, {});
   }
   std::string token_piece(int32_t token) const override {
     if (token >= 1000 && token < 1000 + int32_t(config_.pieces.size())) return config_.pieces[size_t(token - 1000)];
@@ -171,6 +177,7 @@ class FakeBackend : public CompletionBackend {
   }
 
   FakeConfig config_;
+  std::unique_ptr<chat::ToolFormat> tools_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   mutable std::condition_variable changed_;

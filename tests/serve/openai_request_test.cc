@@ -181,8 +181,38 @@ TEST(OpenaiRequest, RefusesWhatItCannotHonour) {
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"echo", true}}).param, "echo");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", {{"50256", -100}}}}).param, "logit_bias");
-  EXPECT_EQ(chat_error({{"messages", kMessages}, {"tools", json::array({{{"type", "function"}}})}}).param, "tools");
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"functions", json::array({{{"name", "f"}}})}}).param, "functions");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"tools", json::array({{{"type", "function"}}})}}).param, "tools");
   EXPECT_EQ(completion({{"prompt", "x"}, {"echo", false}, {"logit_bias", json::object()}, {"unknown_field", 1}}).n, 1);
+}
+
+TEST(OpenaiRequest, ReadsToolsAndToolCalls) {
+  using Mode = chat::ToolChoice::Mode;
+  const json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};
+  EXPECT_EQ(chat({{"messages", kMessages}}).tool_choice.mode, Mode::kNone);
+  const auto r = chat({{"messages", kMessages}, {"tools", json::array({tool})}});
+  EXPECT_EQ(r.tool_choice.mode, Mode::kAuto);  // the default once tools are given
+  ASSERT_EQ(r.tools.size(), 1u);
+  EXPECT_EQ(r.tools[0].name, "f");
+  EXPECT_TRUE(r.parallel_tool_calls);
+  const auto named = chat({{"messages", kMessages}, {"tools", json::array({tool})}, {"parallel_tool_calls", false},
+                           {"tool_choice", {{"type", "function"}, {"function", {{"name", "f"}}}}}});
+  EXPECT_EQ(named.tool_choice.mode, Mode::kNamed);
+  EXPECT_FALSE(named.parallel_tool_calls);
+  const json history = json::array(
+      {{{"role", "user"}, {"content", "hi"}},
+       {{"role", "assistant"}, {"content", nullptr},
+        {"tool_calls", json::array({{{"id", "c1"}, {"type", "function"},
+                                     {"function", {{"name", "f"}, {"arguments", "{\"a\": 1}"}}}}})}},
+       {{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "42"}}});
+  const auto h = chat({{"messages", history}});
+  ASSERT_EQ(h.messages[1].tool_calls.size(), 1u);
+  EXPECT_EQ(h.messages[1].tool_calls[0].arguments, "{\"a\": 1}");
+  EXPECT_EQ(h.messages[2].tool_call_id, "c1");
+  EXPECT_TRUE(h.uses_tools());
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"tool_choice", "required"}}).param, "tool_choice");
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"tools", json::array({tool})}, {"tool_choice", "required"},
+                        {"guided_regex", "a"}}).param, "tool_choice");
 }
 
 TEST(OpenaiRequest, ReadsStructuredOutputUnderEveryName) {
