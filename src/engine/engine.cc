@@ -254,6 +254,8 @@ void Engine::finish_masks() {
     ++own_.grammar_masks;
     own_.grammar_mask_seconds += job.seconds;
     own_.grammar_mask_max_seconds = std::max(own_.grammar_mask_max_seconds, job.seconds);
+    const auto bucket = std::lower_bound(kGrammarMaskBuckets.begin(), kGrammarMaskBuckets.end(), job.seconds);
+    ++own_.grammar_mask_histogram[size_t(bucket - kGrammarMaskBuckets.begin())];
   }
 }
 

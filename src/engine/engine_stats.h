@@ -1,8 +1,13 @@
 #pragma once
 // A snapshot of the engine's counters and gauges (what /metrics and the batch report show).
+#include <array>
 #include <cstdint>
 
 namespace ridge {
+
+// Upper bounds (seconds) of the token-mask time histogram, 10 us to 100 ms; one more bucket is +Inf.
+inline constexpr std::array<double, 13> kGrammarMaskBuckets = {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
+                                                               2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 1e-1};
 
 struct EngineStats {
   // Gauges.
@@ -31,6 +36,7 @@ struct EngineStats {
   int64_t grammar_masks = 0;          // token masks computed
   double grammar_mask_seconds = 0;    // their total time (on the mask worker, beside the forward pass)
   double grammar_mask_max_seconds = 0;
+  std::array<int64_t, kGrammarMaskBuckets.size() + 1> grammar_mask_histogram{};  // masks per bucket (not cumulative)
   int64_t grammar_forced_tokens = 0;  // appended by jump-forward without sampling
   int64_t grammar_dead_ends = 0;      // requests ended because the grammar allowed no token
 };

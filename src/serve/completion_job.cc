@@ -118,6 +118,7 @@ void CompletionJob::submit() {
     options.ignore_eos = request_.ignore_eos;
     options.logprobs = request_.logprobs;
     options.grammar = compiled;  // each choice walks the grammar with its own matcher
+    options.jump_forward = request_.jump_forward;
     options.after_prefill_of = first_id_;  // siblings wait for the first to compute the prompt, then share its blocks
     try {
       const RequestId id = backend_.submit(std::move(options), stream_->callback(i));

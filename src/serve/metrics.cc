@@ -60,6 +60,15 @@ void Histogram::observe(double v) {
   ++count_;
 }
 
+void Histogram::assign(const std::vector<uint64_t>& per_bucket, double sum) {
+  if (per_bucket.size() != counts_.size()) fail("histogram: {} counts for {} buckets", per_bucket.size(), counts_.size());
+  std::lock_guard lock(mutex_);
+  counts_ = per_bucket;
+  sum_ = sum;
+  count_ = 0;
+  for (uint64_t c : counts_) count_ += c;
+}
+
 Histogram::Snapshot Histogram::snapshot() const {
   std::lock_guard lock(mutex_);
   Snapshot s{bounds_, {}, sum_, count_};

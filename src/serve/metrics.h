@@ -37,6 +37,8 @@ class Histogram {
  public:
   explicit Histogram(std::vector<double> upper_bounds);  // increasing; +Inf is implied
   void observe(double v);
+  // Replaces the contents with counts kept elsewhere (one per bucket, +Inf last; not cumulative).
+  void assign(const std::vector<uint64_t>& per_bucket, double sum);
 
   struct Snapshot {
     std::vector<double> upper_bounds;

@@ -244,6 +244,7 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   read_logprobs(f, r);
   read_stream(f, r);
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  r.jump_forward = f.boolean("jump_forward").value_or(true);
   r.user = f.string("user").value_or("");
   refuse_unsupported(f, r);
   const auto ordered = nlohmann::ordered_json::parse(body);

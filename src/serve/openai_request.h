@@ -39,6 +39,7 @@ struct OpenaiRequest {
   bool include_usage = false;      // stream_options.include_usage
   bool ignore_eos = false;
   std::string user;
+  bool jump_forward = true;        // ridge extension: append grammar-forced text without decoding it
   grammar::GrammarSpec structured;  // response_format, guided_*, grammar, json_schema (serve/structured_output)
   // Chat: tools offered (serve/tool_request); tool_choice is "auto" when tools are given, else "none".
   std::vector<chat::Tool> tools;

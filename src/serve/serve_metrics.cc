@@ -88,6 +88,9 @@ void ServeMetrics::mirror(const EngineStats& s) {
   r.counter("ridge:grammar_mask_seconds_total", "Time computing token masks (beside the forward pass).")
       .set(s.grammar_mask_seconds);
   r.gauge("ridge:grammar_mask_max_seconds", "Longest token mask computation since start.").set(s.grammar_mask_max_seconds);
+  r.histogram("ridge:grammar_mask_seconds", "Time per token mask (on the mask worker, beside the forward pass).",
+              {kGrammarMaskBuckets.begin(), kGrammarMaskBuckets.end()})
+      .assign({s.grammar_mask_histogram.begin(), s.grammar_mask_histogram.end()}, s.grammar_mask_seconds);
   r.counter("ridge:grammar_forced_tokens_total", "Tokens the grammar forced, appended without sampling (jump-forward).")
       .set(double(s.grammar_forced_tokens));
   r.counter("ridge:grammar_dead_ends_total", "Requests ended because their grammar allowed no token.")

@@ -89,6 +89,9 @@ class EngineGrammarTest : public ::testing::Test {
     }
     engine.run_until_idle();
     EXPECT_EQ(engine.stats().grammar_requests, int64_t(grammars.size()));
+    int64_t in_buckets = 0;
+    for (int64_t n : engine.stats().grammar_mask_histogram) in_buckets += n;
+    EXPECT_EQ(in_buckets, engine.stats().grammar_masks);  // every mask's time is in the histogram
     return results;
   }
 

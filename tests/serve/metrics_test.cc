@@ -31,6 +31,17 @@ TEST(MetricsHistogram, QuantileInterpolatesInsideTheBucket) {
   EXPECT_TRUE(std::isnan(Histogram({1.0}).snapshot().quantile(0.5)));
 }
 
+TEST(MetricsHistogram, AssignTakesCountsKeptElsewhere) {
+  Histogram h({0.1, 1.0});
+  h.observe(5.0);
+  h.assign({1, 0, 2}, 3.5);  // replaces what was observed
+  const auto s = h.snapshot();
+  EXPECT_EQ(s.cumulative, (std::vector<uint64_t>{1, 1, 3}));
+  EXPECT_EQ(s.count, 3u);
+  EXPECT_DOUBLE_EQ(s.sum, 3.5);
+  EXPECT_THROW(h.assign({1, 2}, 0), Error);
+}
+
 TEST(MetricsHistogram, RejectsUnsortedBuckets) { EXPECT_THROW(Histogram({1.0, 0.5}), Error); }
 
 TEST(MetricsHistogram, ThreadSafe) {
