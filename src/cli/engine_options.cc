@@ -24,6 +24,13 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_flag("--no-prefix-caching", o.no_prefix_caching, "do not reuse the KV of shared prompt prefixes");
   cmd->add_flag("--priorities", c.priorities, "schedule by request priority (smaller first), then arrival");
   cmd->add_option("--device", o.device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();
+  cmd->add_option("--speculative", o.speculative,
+                  "speculative decoding: off, ngram (prompt lookup, always), auto (prompt lookup where the measured "
+                  "step cost and acceptance say it pays)")->capture_default_str();
+  cmd->add_option("--num-speculative-tokens", c.num_speculative_tokens, "draft tokens per request per step, at most")
+      ->capture_default_str();
+  cmd->add_option("--spec-ngram-min", c.ngram.min_n, "prompt lookup: shortest suffix that counts as a match")->capture_default_str();
+  cmd->add_option("--spec-ngram-max", c.ngram.max_n, "prompt lookup: longest suffix tried")->capture_default_str();
   cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
 }
 
@@ -56,6 +63,14 @@ EngineConfig engine_config(const EngineCliOptions& o) {
   c.kv_dtype = *dtype;
   c.prefix_caching = !o.no_prefix_caching;
   c.device = parse_device_or_fail(o.device);
+  if (o.speculative == "off") c.speculative = SpeculativeMode::kOff;
+  else if (o.speculative == "ngram") c.speculative = SpeculativeMode::kNgram;
+  else if (o.speculative == "auto") c.speculative = SpeculativeMode::kAuto;
+  else fail("unknown --speculative '{}' (off, ngram, auto)", o.speculative);
+  if (c.num_speculative_tokens < 0 || c.num_speculative_tokens > 16)
+    fail("--num-speculative-tokens must be in 0..16, got {}", c.num_speculative_tokens);
+  if (c.ngram.min_n < 1 || c.ngram.max_n < c.ngram.min_n)
+    fail("--spec-ngram-min must be >= 1 and --spec-ngram-max >= it (got {} and {})", c.ngram.min_n, c.ngram.max_n);
   return c;
 }
 

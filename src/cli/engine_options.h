@@ -20,6 +20,7 @@ struct EngineCliOptions {
   bool no_prefix_caching = false;
   std::string chat_template;    // overrides the model's
   std::string device = "auto";  // cpu, cuda, auto
+  std::string speculative = "off";  // off, ngram, auto
   EngineConfig config;
 };
 

@@ -17,17 +17,20 @@ class BatchRunner {
   explicit BatchRunner(PagedForward& forward) : forward_(forward) {}
 
   // Runs the plan. Afterwards sampling_requests() lists, in plan order, the requests whose run
-  // ended at their last token, and logits(i) is the next-token distribution of the i-th of them.
+  // ended at their last token, and logits(i) is the next-token distribution of the i-th of them;
+  // a run with drafts has 1 + n_draft rows, logits(i, j) after its j-th draft (j = 0: before any).
   void run(const StepPlan& plan, const Scheduler& scheduler, const KvManager& kv);
 
   std::span<const RequestId> sampling_requests() const { return sampling_; }
-  std::span<const float> logits(size_t i) const;
+  std::span<const float> logits(size_t i, size_t row = 0) const;
+  size_t n_rows(size_t i) const { return rows_[i + 1] - rows_[i]; }
 
  private:
   PagedForward& forward_;  // the pass and its KV store, on the CPU or a GPU
   std::vector<int32_t> tokens_;
   std::vector<SequenceRun> runs_;
   std::vector<RequestId> sampling_;
+  std::vector<size_t> rows_;  // sampling request i has logits rows rows_[i] .. rows_[i + 1] - 1
   std::vector<float> logits_;
 };
 

@@ -76,6 +76,8 @@ struct Engine::Live {
   int64_t completion = 0;
   std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar
   std::vector<uint64_t> mask;                        // the matcher's mask for this step's sample
+  spec::AcceptanceStats acceptance{16};              // speculative: kept drafts by position
+  int64_t draft_tokens = 0, accepted_tokens = 0;
 };
 
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
@@ -138,6 +140,8 @@ TokenEvent Engine::event_for(RequestId id, const Live& live) const {
   e.cached_prompt_tokens = live.queue_seconds >= 0 ? std::max<int64_t>(0, scheduler_->n_cached_prompt(id)) : 0;
   e.completion_tokens = live.completion;
   e.queue_seconds = std::max(0.0, live.queue_seconds);
+  e.draft_tokens = live.draft_tokens;
+  e.accepted_tokens = live.accepted_tokens;
   return e;
 }
 
@@ -172,6 +176,7 @@ void Engine::drain_inbox(Events& events) {
 void Engine::sample_step(Events& events) {
   std::vector<SampledToken> sampled;
   const std::span<const RequestId> ids = runner_->sampling_requests();
+  std::vector<int32_t> history;
   for (size_t i = 0; i < ids.size(); ++i) {
     const RequestId id = ids[i];
     Live& live = *live_.at(id);
@@ -189,40 +194,50 @@ void Engine::sample_step(Events& events) {
       }
       logits = masked_logits_;
     }
+    // Speculative runs: row j verifies draft j (the tokens before it kept), the last row yields one more.
+    const std::span<const int32_t> draft = scheduler_->draft_in_flight(id);
+    const size_t n_draft = runner_->n_rows(i) - 1;
+    const std::span<const int32_t> tokens = scheduler_->tokens(id);
+    history.assign(tokens.begin(), tokens.end());
+    SampledToken done{id, 0, false};
+    int32_t kept = 0;
     try {
-      e.sample = live.sampler.sample(logits, scheduler_->tokens(id));
+      for (size_t j = 0; j <= n_draft; ++j) {
+        if (j > 0) logits = runner_->logits(i, j);
+        bool accepted = false;
+        if (j < n_draft) {
+          Sampler::Verified v = live.sampler.verify(logits, history, draft[j]);
+          e.sample = std::move(v.result);
+          accepted = v.accepted;
+        } else {
+          e.sample = live.sampler.sample(logits, history);
+        }
+        const int32_t token = e.sample.token;
+        if (live.matcher) live.matcher->accept_token(token);  // the mask allowed it
+        done.token = token;
+        done.accepted_drafts = kept;
+        done.finished = emit_token(id, live, e, events);
+        if (!accepted || done.finished) break;
+        ++kept;
+        history.push_back(token);
+        e = event_for(id, live);
+      }
     } catch (const Error&) {  // NaN logits: end this request, keep serving the others
+      e = event_for(id, live);
       e.finish = FinishReason::Abort;
-      sampled.push_back({id, 0, true});
       events.emplace_back(&live.on_event, std::move(e));
+      sampled.push_back({id, 0, true, {}, kept});
       continue;
     }
-    const int32_t token = e.sample.token;
-    std::string text;
-    if (live.matcher) live.matcher->accept_token(token);  // the mask allowed it
-    if ((!live.options.ignore_eos || live.matcher) && tokenizer_.is_end_of_generation(token)) {
-      e.finish = FinishReason::Stop;
-    } else {
-      e.has_token = true;
-      e.completion_tokens = ++live.completion;
-      ++own_.generated_tokens;
-      auto [piece, hit] = live.stops.push(live.decoder.push(token));
-      text = std::move(piece);
-      if (hit) e.finish = FinishReason::Stop;
-      else if (live.completion >= live.options.max_tokens) e.finish = FinishReason::Length;
-      else if (live.matcher && live.matcher->accepting() && !live.matcher->can_continue())
-        e.finish = FinishReason::Stop;  // the grammar is complete and allows nothing more
+    if (n_draft > 0) {
+      live.acceptance.record(int32_t(n_draft), kept);
+      live.draft_tokens += int64_t(n_draft);
+      live.accepted_tokens += kept;
+      ++own_.spec_drafts;
+      own_.spec_draft_tokens += int64_t(n_draft);
+      own_.spec_accepted_tokens += kept;
+      for (int32_t p = 0; p < kept && p < int32_t(own_.spec_accepted_per_pos.size()); ++p) ++own_.spec_accepted_per_pos[size_t(p)];
     }
-    if (e.finish != FinishReason::None && !live.stops.stopped()) {
-      // Release what the detokenizer and the stop matcher still hold.
-      auto [rest, hit] = live.stops.push(live.decoder.flush());
-      text += rest;
-      if (!hit) text += live.stops.flush();
-    }
-    if (!live.options.logprobs) e.sample.top.clear();
-    e.text = std::move(text);
-    SampledToken done{id, token, e.finish != FinishReason::None};
-    events.emplace_back(&live.on_event, std::move(e));
     if (!done.finished && live.matcher && live.options.jump_forward) append_forced(id, live, done, events);
     sampled.push_back(std::move(done));
   }
@@ -233,6 +248,70 @@ void Engine::sample_step(Events& events) {
     if (e.finish == FinishReason::Length) ++own_.requests_finished_length;
     if (e.finish == FinishReason::Abort) ++own_.requests_aborted;
     finished_.push_back(e.id);
+  }
+}
+
+bool Engine::emit_token(RequestId id, Live& live, TokenEvent e, Events& events) {
+  const int32_t token = e.sample.token;
+  std::string text;
+  if ((!live.options.ignore_eos || live.matcher) && tokenizer_.is_end_of_generation(token)) {
+    e.finish = FinishReason::Stop;
+  } else {
+    e.has_token = true;
+    e.completion_tokens = ++live.completion;
+    ++own_.generated_tokens;
+    auto [piece, hit] = live.stops.push(live.decoder.push(token));
+    text = std::move(piece);
+    if (hit) e.finish = FinishReason::Stop;
+    else if (live.completion >= live.options.max_tokens) e.finish = FinishReason::Length;
+    else if (live.matcher && live.matcher->accepting() && !live.matcher->can_continue())
+      e.finish = FinishReason::Stop;  // the grammar is complete and allows nothing more
+  }
+  if (e.finish != FinishReason::None && !live.stops.stopped()) {
+    // Release what the detokenizer and the stop matcher still hold.
+    auto [rest, hit] = live.stops.push(live.decoder.flush());
+    text += rest;
+    if (!hit) text += live.stops.flush();
+  }
+  if (!live.options.logprobs) e.sample.top.clear();
+  e.text = std::move(text);
+  e.draft_tokens = live.draft_tokens;
+  e.accepted_tokens = live.accepted_tokens;
+  const bool finished = e.finish != FinishReason::None;
+  events.emplace_back(&live.on_event, std::move(e));
+  return finished;
+}
+
+void Engine::propose_drafts() {
+  if (config_.speculative == SpeculativeMode::kOff) return;
+  std::vector<RequestId> ids;
+  std::vector<spec::DraftCandidate> candidates;
+  std::vector<std::vector<int32_t>> drafts;
+  int64_t other_decodes = 0;
+  for (auto& [id, live] : live_) {
+    if (!scheduler_->decoding(id)) continue;
+    // A grammar's masks are for one position; its forced text is appended by jump-forward instead.
+    std::vector<int32_t> d = live->matcher ? std::vector<int32_t>{}
+                                           : spec::propose_ngram(scheduler_->tokens(id), config_.num_speculative_tokens, config_.ngram);
+    if (d.empty()) {
+      ++other_decodes;
+      continue;
+    }
+    ids.push_back(id);
+    candidates.push_back({int32_t(d.size()), &live->acceptance});
+    drafts.push_back(std::move(d));
+  }
+  if (ids.empty()) return;
+  std::vector<int32_t> lengths;
+  if (config_.speculative == SpeculativeMode::kAuto) {
+    lengths = spec::choose_draft_lengths(candidates, other_decodes, step_cost_);
+  } else {
+    for (const auto& c : candidates) lengths.push_back(c.max_tokens);
+  }
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (lengths[i] <= 0) continue;
+    drafts[i].resize(size_t(lengths[i]));
+    scheduler_->set_draft(ids[i], std::move(drafts[i]));
   }
 }
 
@@ -338,6 +417,7 @@ bool Engine::step() {
     return false;
   }
   const auto start = Clock::now();
+  propose_drafts();
   const StepPlan plan = scheduler_->schedule();
   for (const ScheduledRequest& s : plan.requests) {
     Live& live = *live_.at(s.id);
@@ -347,7 +427,9 @@ bool Engine::step() {
   runner_->run(plan, *scheduler_, *kv_);
   finish_masks();
   sample_step(events);
-  publish_stats(seconds_between(start, Clock::now()), &plan);
+  const double seconds = seconds_between(start, Clock::now());
+  step_cost_.observe(plan.n_tokens, seconds);
+  publish_stats(seconds, &plan);
   deliver(events);
   return true;
 }

@@ -27,6 +27,8 @@
 #include "engine/sampler.h"
 #include "grammar/compiled_grammar.h"
 #include "engine/scheduler.h"
+#include "spec/ngram_proposer.h"
+#include "spec/spec_policy.h"
 #include "kv/kv_dtype.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -36,6 +38,10 @@ namespace ridge {
 class BatchRunner;
 class MaskWorker;
 class PagedForward;
+
+// Speculative decoding (src/spec): off; ngram = prompt lookup, always the longest draft a match
+// gives; auto = prompt lookup, drafting only where the measured step cost and acceptance say it pays.
+enum class SpeculativeMode { kOff, kNgram, kAuto };
 
 struct EngineConfig {
   int n_threads = 0;            // <= 0: one per core
@@ -50,6 +56,9 @@ struct EngineConfig {
   bool priorities = false;
   int64_t max_waiting = 1024;        // submit() refuses more queued requests (back-pressure)
   Device device = Device::Cpu;       // cpu, cuda, or auto (cuda when a GPU is present)
+  SpeculativeMode speculative = SpeculativeMode::kOff;
+  int32_t num_speculative_tokens = 5;  // draft tokens per request per step, at most
+  spec::NgramOptions ngram;
 };
 
 struct RequestOptions {
@@ -80,6 +89,8 @@ struct TokenEvent {
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;  // of the prompt, served from the prefix cache
   int64_t completion_tokens = 0;     // generated so far, including this one
+  int64_t draft_tokens = 0;          // speculative: draft tokens verified for this request so far
+  int64_t accepted_tokens = 0;       // ... and kept
   double queue_seconds = 0;          // from submit() to the first step that ran the request
 };
 using EventCallback = std::function<void(const TokenEvent&)>;
@@ -126,6 +137,10 @@ class Engine {
   using Events = std::vector<std::pair<EventCallback*, TokenEvent>>;
   void drain_inbox(Events& events);  // submissions and cancellations from other threads enter here
   void sample_step(Events& events);
+  void propose_drafts();  // speculative: drafts for the requests that decode next step
+  // One token the request yields this step (sampled, forced or a kept draft): its event, with the
+  // finish it causes; true when the request finished.
+  bool emit_token(RequestId id, Live& live, TokenEvent e, Events& events);
   void start_masks(const StepPlan& plan);  // grammar masks of this step's samplers, on the worker
   void finish_masks();
   void append_forced(RequestId id, Live& live, SampledToken& done, Events& events);
@@ -148,6 +163,7 @@ class Engine {
   std::unordered_map<RequestId, std::unique_ptr<Live>> live_;  // touched only by the stepping thread
   std::vector<RequestId> finished_;  // dropped from live_ after their last callback
   EngineStats own_;                  // the stepping thread's counters; published into stats_
+  spec::StepCostModel step_cost_;    // measured step time by tokens, for speculation's choices
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

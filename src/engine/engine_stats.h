@@ -39,6 +39,11 @@ struct EngineStats {
   std::array<int64_t, kGrammarMaskBuckets.size() + 1> grammar_mask_histogram{};  // masks per bucket (not cumulative)
   int64_t grammar_forced_tokens = 0;  // appended by jump-forward without sampling
   int64_t grammar_dead_ends = 0;      // requests ended because the grammar allowed no token
+  // Speculative decoding (vLLM's spec_decode_* names).
+  int64_t spec_drafts = 0;            // verify runs: a request's decode with its draft tokens
+  int64_t spec_draft_tokens = 0;      // draft tokens verified
+  int64_t spec_accepted_tokens = 0;   // ... and kept
+  std::array<int64_t, 16> spec_accepted_per_pos{};  // kept, by position in the draft (0: the first)
 };
 
 }  // namespace ridge

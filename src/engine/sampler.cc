@@ -1,5 +1,6 @@
 #include "engine/sampler.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -32,25 +33,85 @@ void validate(const SamplingParams& p) {
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { validate(params_); }
 
-SampleResult Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+void Sampler::penalise(std::span<const float> logits, std::span<const int32_t> history) {
   if (logits.empty()) fail("sampling: empty logits");
   scratch_.assign(logits.begin(), logits.end());
   apply_penalties(scratch_, history, params_);
+}
 
-  SampleResult result{};
-  result.token = argmax_token(scratch_);  // also rejects NaN and all-masked logits
-  if (params_.temperature > 0.0f) {
-    std::vector<Candidate> candidates =
-        collect_candidates(scratch_, params_.top_k, /*sorted=*/params_.top_p < 1.0f);
-    keep_top_p(candidates, params_.top_p);
-    keep_min_p(candidates, params_.min_p);
-    result.token = draw_token(candidates, params_.temperature, next_uniform(rng_));
-  }
+std::vector<Candidate> Sampler::candidates() const {
+  std::vector<Candidate> c = collect_candidates(scratch_, params_.top_k, /*sorted=*/params_.top_p < 1.0f);
+  keep_top_p(c, params_.top_p);
+  keep_min_p(c, params_.min_p);
+  return c;
+}
 
+void Sampler::fill_logprobs(SampleResult& result) const {
   const double lse = log_sum_exp(scratch_);
   result.logprob = float(double(scratch_[result.token]) - lse);
   if (params_.top_logprobs > 0) result.top = top_logprobs(scratch_, params_.top_logprobs, lse);
+}
+
+SampleResult Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  penalise(logits, history);
+  SampleResult result{};
+  result.token = argmax_token(scratch_);  // also rejects NaN and all-masked logits
+  if (params_.temperature > 0.0f) result.token = draw_token(candidates(), params_.temperature, next_uniform(rng_));
+  fill_logprobs(result);
   return result;
+}
+
+Sampler::Verified Sampler::verify(std::span<const float> logits, std::span<const int32_t> history, int32_t draft,
+                                  std::span<const float> draft_distribution) {
+  penalise(logits, history);
+  Verified v;
+  v.result.token = argmax_token(scratch_);
+  if (params_.temperature <= 0.0f) {
+    v.accepted = v.result.token == draft;
+    fill_logprobs(v.result);
+    return v;
+  }
+  // p over the candidates that survive truncation, as draw_token would weigh them.
+  std::vector<Candidate> c = candidates();
+  float max = c.front().logit;
+  for (const Candidate& x : c) max = std::max(max, x.logit);
+  std::vector<double> p(c.size());
+  double total = 0.0;
+  for (size_t i = 0; i < c.size(); ++i) total += p[i] = std::exp((double(c[i].logit) - max) / params_.temperature);
+  for (double& x : p) x /= total;
+  const auto q = [&](int32_t token) {
+    if (draft_distribution.empty()) return token == draft ? 1.0 : 0.0;  // one-hot (n-gram) draft
+    return double(draft_distribution[size_t(token)]);
+  };
+  double p_draft = 0.0;
+  for (size_t i = 0; i < c.size(); ++i)
+    if (c[i].token == draft) p_draft = p[i];
+  const double q_draft = q(draft);
+  if (p_draft > 0.0 && next_uniform(rng_) * q_draft < p_draft) {  // u < min(1, p/q)
+    v.accepted = true;
+    v.result.token = draft;
+  } else {
+    // The residual max(p - q, 0), renormalised: what p puts where the draft model put less.
+    double residual_total = 0.0;
+    for (size_t i = 0; i < c.size(); ++i) residual_total += p[i] = std::max(0.0, p[i] - q(c[i].token));
+    if (residual_total <= 0.0) {  // p <= q everywhere: only the draft had mass (rounding); keep it
+      v.accepted = p_draft > 0.0;
+      v.result.token = v.accepted ? draft : c.front().token;
+    } else {
+      const double target = next_uniform(rng_) * residual_total;
+      double cumulative = 0.0;
+      v.result.token = c.back().token;
+      for (size_t i = 0; i < c.size(); ++i) {
+        cumulative += p[i];
+        if (p[i] > 0.0 && target < cumulative) {
+          v.result.token = c[i].token;
+          break;
+        }
+      }
+    }
+  }
+  fill_logprobs(v.result);
+  return v;
 }
 
 }  // namespace ridge

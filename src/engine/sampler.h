@@ -13,6 +13,8 @@
 
 namespace ridge {
 
+struct Candidate;  // sampling_steps.h
+
 struct SamplingParams {
   float temperature = 0.0f;  // 0 => greedy (argmax; ties -> lowest id)
   int32_t top_k = 0;         // 0 => off
@@ -49,12 +51,30 @@ class Sampler {
   // the tokens generated so far. Error when the logits hold a NaN or mask every token.
   SampleResult sample(std::span<const float> logits, std::span<const int32_t> history);
 
+  // Speculative decoding, one draft token at a time: the token this step yields given that a
+  // proposer guessed `draft` (a one-hot draft, or with `draft_probability` >= 0 the probability
+  // the draft model gave it and `draft_distribution` its whole distribution over the vocabulary).
+  // Greedy: the argmax, which accepts the draft when they agree. Otherwise modified rejection
+  // sampling (Leviathan et al., Chen et al.): accept with min(1, p(draft) / q(draft)), else draw
+  // from norm(max(p - q, 0)), where p is this sampler's own distribution (penalties, top-k/p, min-p,
+  // temperature), so the tokens are distributed exactly as sample() would draw them.
+  struct Verified {
+    SampleResult result;
+    bool accepted = false;  // result.token == draft, kept
+  };
+  Verified verify(std::span<const float> logits, std::span<const int32_t> history, int32_t draft,
+                  std::span<const float> draft_distribution = {});
+
   const SamplingParams& params() const { return params_; }
 
  private:
   SamplingParams params_;
   std::mt19937_64 rng_;
   std::vector<float> scratch_;  // (n_vocab) penalised logits, reused across steps
+
+  void penalise(std::span<const float> logits, std::span<const int32_t> history);
+  std::vector<Candidate> candidates() const;  // scratch_ after top-k, top-p and min-p
+  void fill_logprobs(SampleResult& result) const;
 };
 
 }  // namespace ridge

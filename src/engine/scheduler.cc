@@ -65,9 +65,39 @@ void Scheduler::schedule_running(bool decodes, StepPlan& plan, int64_t& budget) 
     if (!r.running || r.scheduled > 0) continue;
     const int64_t lacking = static_cast<int64_t>(r.tokens.size()) - r.n_computed;
     if ((lacking == 1) != decodes) continue;
+    if (decodes && schedule_draft(id, plan, budget)) continue;
     const int64_t n = std::min(lacking, budget);
     allocate_or_preempt(id, n, plan, budget);
   }
+  if (decodes)
+    for (auto& [id, r] : requests_) r.draft.clear();
+}
+
+bool Scheduler::decoding(RequestId id) const {
+  auto it = requests_.find(id);
+  return it != requests_.end() && it->second.running && it->second.scheduled == 0 &&
+         static_cast<int64_t>(it->second.tokens.size()) - it->second.n_computed == 1;
+}
+
+void Scheduler::set_draft(RequestId id, std::vector<int32_t> draft) {
+  if (!decoding(id)) throw std::logic_error("Scheduler: a draft for request " + std::to_string(id) + " that does not decode");
+  requests_.at(id).draft = std::move(draft);
+}
+
+// A decode with its draft, when the budget and free blocks hold them all; false to decode plainly.
+bool Scheduler::schedule_draft(RequestId id, StepPlan& plan, int64_t& budget) {
+  Request& r = requests_.at(id);
+  const int64_t n_output = static_cast<int64_t>(r.tokens.size()) - r.n_prompt;
+  // Tokens past max_new_tokens are never kept, and the step yields one token beyond the drafts.
+  const int64_t room = std::min(budget - 1, r.max_new_tokens - n_output - 1);
+  if (room <= 0 || r.draft.empty()) return false;
+  if (static_cast<int64_t>(r.draft.size()) > room) r.draft.resize(static_cast<size_t>(room));
+  const auto n_draft = static_cast<int64_t>(r.draft.size());
+  KvManager::Allocation alloc = kv_.allocate_for(id, 1 + n_draft);
+  if (!alloc.ok) return false;
+  r.draft_in_flight = std::move(r.draft);
+  add_to_plan(id, 1 + n_draft, std::move(alloc.copies), plan, budget, n_draft);
+  return true;
 }
 
 void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
@@ -126,6 +156,7 @@ void Scheduler::preempt(RequestId id, StepPlan& plan, int64_t& budget) {
     r.scheduled = 0;
   }
   kv_.free(id);
+  r.draft_in_flight.clear();
   r.n_computed = 0;  // recomputed later, from the prefix cache where its blocks survive
   r.running = false;
   running_.erase(std::find(running_.begin(), running_.end(), id));
@@ -134,13 +165,14 @@ void Scheduler::preempt(RequestId id, StepPlan& plan, int64_t& budget) {
   ++preemptions_;
 }
 
-void Scheduler::add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget) {
+void Scheduler::add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget,
+                            int64_t n_draft) {
   Request& r = requests_.at(id);
   r.scheduled = n;
   budget -= n;
   plan.n_tokens += n;
-  plan.requests.push_back(ScheduledRequest{id, r.n_computed, n,
-                                           r.n_computed + n == static_cast<int64_t>(r.tokens.size()), std::move(copies)});
+  const bool samples = r.n_computed + n - n_draft == static_cast<int64_t>(r.tokens.size());
+  plan.requests.push_back(ScheduledRequest{id, r.n_computed, n, samples, n_draft, std::move(copies)});
 }
 
 std::vector<FinishedRequest> Scheduler::on_step_done(std::span<const SampledToken> sampled) {
@@ -150,9 +182,9 @@ std::vector<FinishedRequest> Scheduler::on_step_done(std::span<const SampledToke
     auto it = requests_.find(s.id);
     if (it == requests_.end() || it->second.scheduled == 0) continue;  // aborted meanwhile
     Request& r = it->second;
-    const bool is_decode = s.n_tokens == 1 && s.first_position >= r.n_prompt && s.samples;
+    const bool is_decode = s.n_tokens - s.n_draft == 1 && s.first_position >= r.n_prompt && s.samples;
     (is_decode ? tokens_decoded_ : tokens_prefilled_) += s.n_tokens;
-    r.n_computed += s.n_tokens;
+    r.n_computed += s.n_tokens - s.n_draft;  // drafts count once accepted, below
     r.scheduled = 0;
     kv_.cache_full_blocks(s.id, r.tokens, r.n_computed);
   }
@@ -163,6 +195,18 @@ std::vector<FinishedRequest> Scheduler::on_step_done(std::span<const SampledToke
     Request& r = it->second;
     if (!r.running || r.n_computed != static_cast<int64_t>(r.tokens.size()))
       throw std::logic_error("Scheduler: a token for request " + std::to_string(t.id) + " that did not sample");
+    const ScheduledRequest* run = nullptr;
+    for (const ScheduledRequest& x : in_flight_)
+      if (x.id == t.id) run = &x;
+    const int64_t n_draft = run ? run->n_draft : 0;
+    if (t.accepted_drafts > n_draft) throw std::logic_error("Scheduler: more drafts accepted than were run");
+    r.tokens.insert(r.tokens.end(), r.draft_in_flight.begin(), r.draft_in_flight.begin() + t.accepted_drafts);
+    r.n_computed += t.accepted_drafts;
+    if (n_draft > 0) {
+      kv_.truncate(t.id, r.n_computed);  // the rejected drafts' slots
+      kv_.cache_full_blocks(t.id, r.tokens, r.n_computed);
+    }
+    r.draft_in_flight.clear();
     r.tokens.push_back(t.token);
     r.tokens.insert(r.tokens.end(), t.forced.begin(), t.forced.end());
     const int64_t n_output = static_cast<int64_t>(r.tokens.size()) - r.n_prompt;

@@ -45,6 +45,7 @@ struct SampledToken {
   int32_t token = 0;
   bool finished = false;  // end of sequence or a stop string, as the caller decides
   std::vector<int32_t> forced;  // tokens appended after it without sampling (grammar jump-forward)
+  int64_t accepted_drafts = 0;  // speculative: the run's first drafts that were kept, before `token`
 };
 
 struct FinishedRequest {
@@ -79,6 +80,14 @@ class Scheduler {
   // The step ran: advance computed counts, append sampled tokens, retire finished requests.
   std::vector<FinishedRequest> on_step_done(std::span<const SampledToken> sampled);
 
+  // Speculative decoding: tokens proposed for a request that decodes next step (decoding(id)). The
+  // next schedule() runs them with its decode token when budget and KV blocks allow (never
+  // preempting for them), and drops them after; on_step_done keeps the accepted ones and gives
+  // the rejected ones' slots back.
+  bool decoding(RequestId id) const;
+  void set_draft(RequestId id, std::vector<int32_t> draft);
+  std::span<const int32_t> draft_in_flight(RequestId id) const { return requests_.at(id).draft_in_flight; }
+
   bool has_work() const { return !requests_.empty(); }
   std::span<const int32_t> tokens(RequestId id) const { return requests_.at(id).tokens; }
   int64_t n_computed(RequestId id) const { return requests_.at(id).n_computed; }
@@ -98,6 +107,8 @@ class Scheduler {
     int64_t scheduled = 0;  // tokens in the step in flight
     int64_t n_cached_prompt = -1;  // -1 until first admitted
     RequestId after_prefill_of = -1;
+    std::vector<int32_t> draft;            // proposed for the next step only
+    std::vector<int32_t> draft_in_flight;  // the drafts the step in flight runs
   };
   bool held_back(const Request& r) const;
   using WaitKey = std::pair<int64_t, int64_t>;  // (priority or 0, arrival)
@@ -108,7 +119,9 @@ class Scheduler {
   // Allocates slots for n tokens of id, preempting as needed; false if id itself was preempted.
   bool allocate_or_preempt(RequestId id, int64_t n, StepPlan& plan, int64_t& budget);
   void preempt(RequestId id, StepPlan& plan, int64_t& budget);
-  void add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget);
+  void add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget,
+                   int64_t n_draft = 0);
+  bool schedule_draft(RequestId id, StepPlan& plan, int64_t& budget);
   void retire(RequestId id);
 
   SchedulerConfig config_;

@@ -17,6 +17,8 @@ struct ScheduledRequest {
   int64_t first_position = 0;  // the request's first token computed this step
   int64_t n_tokens = 0;        // positions first_position .. first_position + n_tokens - 1
   bool samples = false;        // the run ends at the request's last token: sample the next one
+  int64_t n_draft = 0;         // speculative: the run's last n_draft positions are proposed tokens,
+                               // verified from the logits of its last n_draft + 1 positions
   std::vector<BlockCopy> copies;  // copy-on-write: copy these blocks before the forward pass
 };
 

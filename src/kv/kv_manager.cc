@@ -94,6 +94,19 @@ void KvManager::fork(SeqId parent, SeqId child) {
   seqs_.emplace(child, std::move(copy));
 }
 
+void KvManager::truncate(SeqId seq, int64_t n_slots) {
+  auto it = seqs_.find(seq);
+  if (it == seqs_.end() || n_slots >= it->second.n_slots) return;
+  SeqBlocks& s = it->second;
+  const auto keep = size_t((n_slots + block_size() - 1) / block_size());
+  if (keep < size_t(s.n_hashed)) throw std::logic_error("KvManager: truncating into cached blocks");
+  while (s.table.size() > keep) {
+    pool_.release(s.table.back());
+    s.table.pop_back();
+  }
+  s.n_slots = n_slots;
+}
+
 void KvManager::free(SeqId seq) {
   auto it = seqs_.find(seq);
   if (it == seqs_.end()) return;

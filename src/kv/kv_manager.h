@@ -56,6 +56,11 @@ class KvManager {
   // Slots for the next n_new_tokens positions of the sequence (after the ones it already has).
   Allocation allocate_for(SeqId seq, int64_t n_new_tokens);
 
+  // Gives back the slots past the first n_slots positions (speculative tokens the target model
+  // rejected), releasing blocks left empty. Their K/V is never cached: cache_full_blocks only ever
+  // sees computed, accepted tokens.
+  void truncate(SeqId seq, int64_t n_slots);
+
   // After a step computed K/V up to n_computed tokens: register the full blocks among them in the
   // prefix cache, so later requests (and this one, after a preemption) can reuse them.
   void cache_full_blocks(SeqId seq, std::span<const int32_t> tokens, int64_t n_computed);

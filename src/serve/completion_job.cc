@@ -195,6 +195,8 @@ std::optional<ChoicePart> CompletionJob::apply(const RequestStream::Event& e) {
       c.logprobs.push_back(std::move(entry));
     }
   }
+  c.draft_tokens = std::max(c.draft_tokens, ev.draft_tokens);
+  c.accepted_tokens = std::max(c.accepted_tokens, ev.accepted_tokens);
   read_text(c, ev, part);
   if (ev.finish != FinishReason::None) {
     finish_choice(c, ev.finish, e.at);
@@ -221,6 +223,8 @@ Usage CompletionJob::usage() const {
     if (c.seen) u.prompt_tokens = c.prompt_tokens;
     u.cached_tokens = std::max(u.cached_tokens, c.cached_tokens);
     u.completion_tokens += c.completion_tokens;
+    u.draft_tokens += c.draft_tokens;
+    u.accepted_tokens += c.accepted_tokens;
   }
   return u;
 }

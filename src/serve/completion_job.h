@@ -62,6 +62,7 @@ class CompletionJob {
     int64_t prompt_tokens = 0;
     int64_t cached_tokens = 0;
     int64_t completion_tokens = 0;
+    int64_t draft_tokens = 0, accepted_tokens = 0;  // speculative decoding
     std::optional<Clock::time_point> first_token, last_token;
     std::unique_ptr<chat::ToolCallStream> tools;  // the output read as content and tool calls
   };

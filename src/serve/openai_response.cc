@@ -91,10 +91,15 @@ ResponseHeader make_response_header(Endpoint endpoint, const std::string& model)
 }
 
 json usage_json(const Usage& usage) {
-  return {{"prompt_tokens", usage.prompt_tokens},
-          {"completion_tokens", usage.completion_tokens},
-          {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
-          {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  json out = {{"prompt_tokens", usage.prompt_tokens},
+              {"completion_tokens", usage.completion_tokens},
+              {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
+              {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  if (usage.draft_tokens > 0)
+    out["spec_decode"] = {{"draft_tokens", usage.draft_tokens},
+                          {"accepted_tokens", usage.accepted_tokens},
+                          {"acceptance_rate", double(usage.accepted_tokens) / double(usage.draft_tokens)}};
+  return out;
 }
 
 json response_json(const ResponseHeader& header, const std::vector<ChoicePart>& choices, const Usage& usage) {

@@ -35,6 +35,8 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;  // of the prompt, served from the prefix cache
+  int64_t draft_tokens = 0;     // speculative decoding: drafts verified (extension field, when any)
+  int64_t accepted_tokens = 0;  // ... and kept
 };
 
 // One choice: a whole one (non-streamed), or one chunk's part of it (streamed).

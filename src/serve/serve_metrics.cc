@@ -93,6 +93,15 @@ void ServeMetrics::mirror(const EngineStats& s) {
       .assign({s.grammar_mask_histogram.begin(), s.grammar_mask_histogram.end()}, s.grammar_mask_seconds);
   r.counter("ridge:grammar_forced_tokens_total", "Tokens the grammar forced, appended without sampling (jump-forward).")
       .set(double(s.grammar_forced_tokens));
+  r.counter("ridge:spec_decode_num_drafts_total", "Speculative verify runs (a request's decode with its draft tokens).")
+      .set(double(s.spec_drafts));
+  r.counter("ridge:spec_decode_num_draft_tokens_total", "Draft tokens verified.").set(double(s.spec_draft_tokens));
+  r.counter("ridge:spec_decode_num_accepted_tokens_total", "Draft tokens kept.").set(double(s.spec_accepted_tokens));
+  for (size_t i = 0; i < s.spec_accepted_per_pos.size(); ++i)
+    if (s.spec_accepted_per_pos[i] > 0 || i == 0)
+      r.counter("ridge:spec_decode_num_accepted_tokens_per_pos_total", "Draft tokens kept, by position in the draft.",
+                {{"position", std::to_string(i)}})
+          .set(double(s.spec_accepted_per_pos[i]));
   r.counter("ridge:grammar_dead_ends_total", "Requests ended because their grammar allowed no token.")
       .set(double(s.grammar_dead_ends));
 }

@@ -153,6 +153,94 @@ TEST_F(EngineTest, ThirtyTwoMixedRequestsInOneBatchMatchEachRunAlone) {
   EXPECT_EQ(s.running + s.waiting, 0);
 }
 
+// Prompts that repeat themselves, so prompt lookup finds matches and its drafts are often right.
+std::vector<int32_t> repeating_prompt(uint32_t seed, int period, int length) {
+  std::mt19937 rng(seed);
+  std::vector<int32_t> unit(static_cast<size_t>(period));
+  for (auto& t : unit) t = int32_t(rng() % 500) + 5;
+  std::vector<int32_t> p;
+  while (int(p.size()) < length) p.push_back(unit[p.size() % unit.size()]);
+  return p;
+}
+
+TEST_F(EngineTest, SpeculativeGreedyTokensAreThoseOfEachRunAlone) {
+  std::vector<RequestOptions> requests;
+  std::mt19937 rng(5);
+  for (uint32_t i = 0; i < 24; ++i)
+    requests.push_back(options(i % 3 == 0 ? prompt(400 + i, 1 + int(rng() % 40)) : repeating_prompt(i, 3 + int(i % 7), 20 + int(rng() % 40)),
+                               1 + int(rng() % 30)));
+  for (const SpeculativeMode mode : {SpeculativeMode::kNgram, SpeculativeMode::kAuto}) {
+    for (int32_t k : {1, 3, 7}) {
+      EngineConfig c = config();
+      c.max_batched_tokens = 48;  // drafts compete with prefill chunks for the budget
+      c.max_num_seqs = 24;
+      c.speculative = mode;
+      c.num_speculative_tokens = k;
+      c.ngram.min_n = 1;
+      Engine engine(*model_, *tokenizer_, c);
+      const std::vector<Output> got = through(engine, requests);
+      for (size_t i = 0; i < requests.size(); ++i) {
+        EXPECT_EQ(got[i], alone(requests[i])) << "request " << i << " k " << k;
+        EXPECT_EQ(got[i].tokens.size(), size_t(requests[i].max_tokens));
+      }
+      const EngineStats s = engine.stats();
+      if (mode == SpeculativeMode::kNgram) {
+        EXPECT_GT(s.spec_draft_tokens, 0);
+        EXPECT_GT(s.spec_accepted_tokens, 0) << "k " << k;
+      }
+      EXPECT_LE(s.spec_accepted_tokens, s.spec_draft_tokens);
+      EXPECT_EQ(s.kv_blocks_used, 0) << "rejected drafts' blocks are released too";
+    }
+  }
+}
+
+TEST_F(EngineTest, SpeculationSurvivesPreemptionAndCancellation) {
+  std::vector<RequestOptions> requests;
+  for (uint32_t i = 0; i < 12; ++i) requests.push_back(options(repeating_prompt(500 + i, 4, 30 + int(i)), 40));
+  EngineConfig c = config();
+  c.n_ctx = 96;
+  c.max_num_seqs = 12;
+  c.kv_memory_bytes = 2 * 2 * 32 * 2 * 200;  // about two and a half full sequences
+  c.speculative = SpeculativeMode::kNgram;
+  c.ngram.min_n = 1;
+  {
+    Engine engine(*model_, *tokenizer_, c);
+    const std::vector<Output> got = through(engine, requests);
+    for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(got[i], alone(requests[i])) << "request " << i;
+    EXPECT_GT(engine.stats().preemptions, 0);
+    EXPECT_GT(engine.stats().spec_accepted_tokens, 0);
+    EXPECT_EQ(engine.stats().kv_blocks_used, 0);
+  }
+  c.kv_memory_bytes = 4 << 20;
+  Engine engine(*model_, *tokenizer_, c);
+  std::vector<RequestId> ids;
+  int finished = 0;
+  for (const auto& r : requests)
+    ids.push_back(engine.submit(r, [&finished](const TokenEvent& e) { finished += e.finish != FinishReason::None; }));
+  std::mt19937 rng(9);
+  for (int s = 0; s < 300 && engine.step(); ++s)
+    if (s % 5 == 2) engine.cancel(ids[rng() % ids.size()]);
+  engine.run_until_idle();
+  EXPECT_EQ(finished, int(requests.size()));
+  EXPECT_EQ(engine.stats().kv_blocks_used, 0) << "no block leaks however drafts and cancellations meet";
+}
+
+TEST_F(EngineTest, SpeculativeSamplingIsSeededAndReproducible) {
+  std::vector<RequestOptions> requests;
+  for (uint32_t i = 0; i < 6; ++i) {
+    RequestOptions r = options(repeating_prompt(600 + i, 5, 40), 30);
+    r.sampling.temperature = 0.7f;
+    r.sampling.top_p = 0.9f;
+    r.sampling.seed = 11 + i;
+    requests.push_back(r);
+  }
+  EngineConfig c = config();
+  c.speculative = SpeculativeMode::kNgram;
+  c.ngram.min_n = 1;
+  Engine first(*model_, *tokenizer_, c), second(*model_, *tokenizer_, c);
+  EXPECT_EQ(through(first, requests), through(second, requests));
+}
+
 TEST_F(EngineTest, AnyPrefillChunkSizeGivesTheSameTokens) {
   const RequestOptions r = options(prompt(99, 70), 12);
   const Output want = alone(r);

@@ -1,0 +1,23 @@
+#include "spec/ngram_proposer.h"
+
+#include <algorithm>
+
+namespace ridge::spec {
+
+std::vector<int32_t> propose_ngram(std::span<const int32_t> tokens, int32_t k, const NgramOptions& options) {
+  const auto size = static_cast<int64_t>(tokens.size());
+  if (k <= 0) return {};
+  for (int64_t n = std::min<int64_t>(options.max_n, size - 1); n >= std::max(options.min_n, 1); --n) {
+    const std::span<const int32_t> suffix = tokens.subspan(static_cast<size_t>(size - n));
+    // The latest earlier occurrence: its continuation is the freshest guess.
+    for (int64_t start = size - n - 1; start >= 0; --start) {
+      if (!std::equal(suffix.begin(), suffix.end(), tokens.begin() + start)) continue;
+      const int64_t from = start + n;
+      const int64_t count = std::min<int64_t>(k, size - from);
+      return {tokens.begin() + from, tokens.begin() + from + count};
+    }
+  }
+  return {};
+}
+
+}  // namespace ridge::spec

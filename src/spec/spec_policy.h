@@ -1,0 +1,59 @@
+#pragma once
+// When to speculate and how far, from this machine's measured step cost and each request's measured
+// acceptance -- so speculation pays where decode is bandwidth-bound (a verify step of a few more
+// tokens costs about what one token costs) and turns itself off where the step is compute-bound
+// (large batches), instead of a user-written batch-size table.
+//
+// Cost: the step time T(n) of n tokens, fitted online as t0 + t1 n over recent steps (every step,
+// prefill chunks included, is a point). Gain: a draft token at position i of a request is kept with
+// probability P(i) = a(1) ... a(i), the request's running acceptance rates per position. A draft
+// token is added while its expected tokens per second beat the step's average rate:
+// P(i) / (T(n + 1) - T(n)) > E / T(n), with E the tokens the step is expected to yield so far.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace ridge::spec {
+
+// T(n) = t0 + t1 n by least squares over the last `window` steps.
+class StepCostModel {
+ public:
+  explicit StepCostModel(size_t window = 256) : window_(window) {}
+  void observe(int64_t n_tokens, double seconds);
+  // Seconds for a step of n tokens. Before the points spread over at least two sizes, the slope
+  // is a prior: one token in 32 of a one-token step (bandwidth-bound decode), refined as steps come.
+  double predict(int64_t n_tokens) const;
+  double slope() const;      // t1
+  double intercept() const;  // t0
+
+ private:
+  void fit() const;
+  size_t window_;
+  std::deque<std::pair<int64_t, double>> points_;
+  mutable bool fitted_ = false;
+  mutable double t0_ = 0, t1_ = 0;
+};
+
+// One request's acceptance per draft position, with a prior (n-gram matches are often right).
+class AcceptanceStats {
+ public:
+  explicit AcceptanceStats(int32_t max_positions);
+  void record(int32_t proposed, int32_t accepted);  // one verify step of this request
+  double rate(int32_t position) const;              // P(kept | the positions before were kept), position >= 0
+
+ private:
+  std::vector<double> proposed_, accepted_;
+};
+
+struct DraftCandidate {
+  int32_t max_tokens = 0;               // the proposer's draft length for this request
+  const AcceptanceStats* stats = nullptr;
+};
+
+// How many draft tokens each candidate gets this step (0: decode plainly). `other_tokens`: the
+// other decodes of the step (each yields a token too).
+std::vector<int32_t> choose_draft_lengths(const std::vector<DraftCandidate>& candidates, int64_t other_tokens,
+                                          const StepCostModel& cost);
+
+}  // namespace ridge::spec
