@@ -105,8 +105,8 @@ std::vector<Job> parse_line(const json& j, const std::string& line, const Loaded
 void run_batch(BatchOptions& o) {
   std::ifstream in(o.input);
   if (!in) fail("cannot read '{}'", o.input);
-  const auto m = load_model_for_engine(o.engine.model, o.engine.chat_template);
-  Engine engine(m->model, m->tokenizer, engine_config(o.engine));
+  const auto m = load_model_for_engine(o.engine);
+  Engine engine(m->model, m->tokenizer, engine_config(o.engine, *m));
   print_memory_plan(engine, *m);
 
   grammar::GrammarCache grammars(grammar_vocab(m->tokenizer));

@@ -27,6 +27,8 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--speculative", o.speculative,
                   "speculative decoding: off, ngram (prompt lookup, always), auto (prompt lookup where the measured "
                   "step cost and acceptance say it pays)")->capture_default_str();
+  cmd->add_option("-md,--model-draft,--draft-model", o.draft_model,
+                  "draft model for speculative decoding (GGUF file or model name; same vocabulary as the model)");
   cmd->add_option("--num-speculative-tokens", c.num_speculative_tokens, "draft tokens per request per step, at most")
       ->capture_default_str();
   cmd->add_option("--spec-ngram-min", c.ngram.min_n, "prompt lookup: shortest suffix that counts as a match")->capture_default_str();
@@ -65,13 +67,35 @@ EngineConfig engine_config(const EngineCliOptions& o) {
   c.device = parse_device_or_fail(o.device);
   if (o.speculative == "off") c.speculative = SpeculativeMode::kOff;
   else if (o.speculative == "ngram") c.speculative = SpeculativeMode::kNgram;
+  else if (o.speculative == "draft") c.speculative = SpeculativeMode::kDraft;
   else if (o.speculative == "auto") c.speculative = SpeculativeMode::kAuto;
-  else fail("unknown --speculative '{}' (off, ngram, auto)", o.speculative);
+  else fail("unknown --speculative '{}' (off, ngram, draft, auto)", o.speculative);
   if (c.num_speculative_tokens < 0 || c.num_speculative_tokens > 16)
     fail("--num-speculative-tokens must be in 0..16, got {}", c.num_speculative_tokens);
   if (c.ngram.min_n < 1 || c.ngram.max_n < c.ngram.min_n)
     fail("--spec-ngram-min must be >= 1 and --spec-ngram-max >= it (got {} and {})", c.ngram.min_n, c.ngram.max_n);
   return c;
+}
+
+EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m) {
+  EngineConfig c = engine_config(o);
+  if (m.draft) c.draft_model = &m.draft->model;
+  if (m.draft && o.speculative == "off") c.speculative = SpeculativeMode::kDraft;  // a draft model asks for it
+  return c;
+}
+
+std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o) {
+  auto m = load_model_for_engine(o.model, o.chat_template);
+  if (o.draft_model.empty()) return m;
+  m->draft = load_model_for_engine(o.draft_model, "");
+  const Tokenizer& a = m->tokenizer;
+  const Tokenizer& b = m->draft->tokenizer;
+  bool same = a.n_vocab() == b.n_vocab();
+  for (int32_t id = 0; same && id < a.n_vocab(); ++id) same = a.token_text(id) == b.token_text(id);
+  if (!same)
+    fail("the draft model {} does not share the vocabulary of {} ({} and {} tokens)", m->draft->name, m->name,
+         b.n_vocab(), a.n_vocab());
+  return m;
 }
 
 std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override) {

@@ -20,7 +20,8 @@ struct EngineCliOptions {
   bool no_prefix_caching = false;
   std::string chat_template;    // overrides the model's
   std::string device = "auto";  // cpu, cuda, auto
-  std::string speculative = "off";  // off, ngram, auto
+  std::string speculative = "off";  // off, ngram, draft, auto
+  std::string draft_model;          // GGUF of a draft model with the same vocabulary
   EngineConfig config;
 };
 
@@ -35,8 +36,13 @@ struct LoadedModel {
   Tokenizer tokenizer;
   ChatTemplate chat;
   std::string name;  // file name without .gguf
+  std::unique_ptr<LoadedModel> draft;  // --draft-model, when given
 };
+// The model, and the draft model the options name (checked to share its vocabulary).
+std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o);
 std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override);
+// engine_config with the draft model of `m` attached.
+EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m);
 
 // The prompt of a chat request, rendered with the model's template and tokenized.
 std::vector<int32_t> encode_chat(const LoadedModel& m, const std::vector<ChatMessage>& messages);

@@ -42,8 +42,8 @@ void serve(ServeOptions& o) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
 
-  const auto m = load_model_for_engine(o.engine.model, o.engine.chat_template);
-  Engine engine(m->model, m->tokenizer, engine_config(o.engine));
+  const auto m = load_model_for_engine(o.engine);
+  Engine engine(m->model, m->tokenizer, engine_config(o.engine, *m));
   print_memory_plan(engine, *m);
   auto tools = chat::select_tool_format(m->chat.source, m->chat.format, o.tool_call_parser);
   EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools);

@@ -78,6 +78,14 @@ struct Engine::Live {
   std::vector<uint64_t> mask;                        // the matcher's mask for this step's sample
   spec::AcceptanceStats acceptance{16};              // speculative: kept drafts by position
   int64_t draft_tokens = 0, accepted_tokens = 0;
+  Sampler draft_sampler{draft_params(options.sampling)};  // a draft model's draws, seeded apart
+  std::vector<std::vector<float>> draft_q;               // the draft model's q per draft token
+
+  static SamplingParams draft_params(SamplingParams p) {
+    p.seed ^= 0x9e3779b97f4a7c15ULL;
+    p.top_logprobs = 0;
+    return p;
+  }
 };
 
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
@@ -89,6 +97,17 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   forward_ = make_paged_forward(model, {config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
                                         memory_plan_.n_blocks, config_.n_ctx});
   runner_ = std::make_unique<BatchRunner>(*forward_);
+  if (config_.draft_model) {
+    if (config_.draft_model->spec.n_vocab != model.spec.n_vocab)
+      fail("the draft model's vocabulary has {} tokens, the model's {}: they must share one", config_.draft_model->spec.n_vocab,
+           model.spec.n_vocab);
+    // As many token slots as the target's pool: every running request can draft.
+    draft_ = std::make_unique<spec::DraftModel>(*config_.draft_model,
+                                                PagedForwardConfig{config_.device, config_.n_threads, config_.kv_dtype,
+                                                                   config_.block_size, memory_plan_.n_blocks, config_.n_ctx});
+  } else if (config_.speculative == SpeculativeMode::kDraft) {
+    fail("--speculative draft needs a draft model (--draft-model FILE)");
+  }
   own_.kv_blocks_total = stats_.kv_blocks_total = memory_plan_.n_blocks;
 }
 
@@ -206,7 +225,9 @@ void Engine::sample_step(Events& events) {
         if (j > 0) logits = runner_->logits(i, j);
         bool accepted = false;
         if (j < n_draft) {
-          Sampler::Verified v = live.sampler.verify(logits, history, draft[j]);
+          const std::span<const float> q = j < live.draft_q.size() ? std::span<const float>(live.draft_q[j])
+                                                                    : std::span<const float>();
+          Sampler::Verified v = live.sampler.verify(logits, history, draft[j], q);
           e.sample = std::move(v.result);
           accepted = v.accepted;
         } else {
@@ -229,6 +250,7 @@ void Engine::sample_step(Events& events) {
       sampled.push_back({id, 0, true, {}, kept});
       continue;
     }
+    live.draft_q.clear();
     if (n_draft > 0) {
       live.acceptance.record(int32_t(n_draft), kept);
       live.draft_tokens += int64_t(n_draft);
@@ -248,6 +270,32 @@ void Engine::sample_step(Events& events) {
     if (e.finish == FinishReason::Length) ++own_.requests_finished_length;
     if (e.finish == FinishReason::Abort) ++own_.requests_aborted;
     finished_.push_back(e.id);
+  }
+}
+
+void Engine::propose_with_draft_model(const std::vector<RequestId>& ids, int64_t other_decodes) {
+  int32_t k = config_.num_speculative_tokens;
+  if (config_.speculative == SpeculativeMode::kAuto) {
+    std::vector<const spec::AcceptanceStats*> stats;
+    for (RequestId id : ids) stats.push_back(&live_.at(id)->acceptance);
+    // Before any draft pass was timed, assume one costs a tenth of a target step.
+    const double pass = draft_pass_seconds_ > 0 ? draft_pass_seconds_ : step_cost_.predict(int64_t(ids.size())) / 10;
+    k = spec::choose_uniform_draft_length(stats, other_decodes, step_cost_, pass, k);
+  }
+  if (k <= 0) return;
+  std::vector<spec::DraftRequest> requests;
+  for (RequestId id : ids) {
+    Live& live = *live_.at(id);
+    requests.push_back({id, scheduler_->tokens(id), k, &live.draft_sampler, live.options.sampling.temperature > 0});
+  }
+  const auto start = Clock::now();
+  std::vector<spec::DraftProposal> proposals = draft_->propose(requests);
+  const double pass = seconds_between(start, Clock::now()) / double(k);
+  draft_pass_seconds_ = draft_pass_seconds_ > 0 ? 0.8 * draft_pass_seconds_ + 0.2 * pass : pass;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (proposals[i].tokens.empty()) continue;
+    live_.at(ids[i])->draft_q = std::move(proposals[i].q);
+    scheduler_->set_draft(ids[i], std::move(proposals[i].tokens));
   }
 }
 
@@ -288,6 +336,18 @@ void Engine::propose_drafts() {
   std::vector<spec::DraftCandidate> candidates;
   std::vector<std::vector<int32_t>> drafts;
   int64_t other_decodes = 0;
+  if (draft_ && config_.speculative != SpeculativeMode::kNgram) {
+    for (auto& [id, live] : live_) {
+      if (!scheduler_->decoding(id)) continue;
+      if (live->matcher) {
+        ++other_decodes;
+      } else {
+        ids.push_back(id);
+      }
+    }
+    if (!ids.empty()) propose_with_draft_model(ids, other_decodes);
+    return;
+  }
   for (auto& [id, live] : live_) {
     if (!scheduler_->decoding(id)) continue;
     // A grammar's masks are for one position; its forced text is appended by jump-forward instead.
@@ -380,7 +440,10 @@ void Engine::deliver(Events& events) {
     if (*cb) (*cb)(e);
   events.clear();
   if (finished_.empty()) return;
-  for (RequestId id : finished_) live_.erase(id);
+  for (RequestId id : finished_) {
+    live_.erase(id);
+    if (draft_) draft_->release(id);
+  }
   std::lock_guard lock(mutex_);
   queued_ -= int64_t(finished_.size());
   finished_.clear();

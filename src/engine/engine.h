@@ -27,6 +27,7 @@
 #include "engine/sampler.h"
 #include "grammar/compiled_grammar.h"
 #include "engine/scheduler.h"
+#include "spec/draft_model.h"
 #include "spec/ngram_proposer.h"
 #include "spec/spec_policy.h"
 #include "kv/kv_dtype.h"
@@ -40,8 +41,10 @@ class MaskWorker;
 class PagedForward;
 
 // Speculative decoding (src/spec): off; ngram = prompt lookup, always the longest draft a match
-// gives; auto = prompt lookup, drafting only where the measured step cost and acceptance say it pays.
-enum class SpeculativeMode { kOff, kNgram, kAuto };
+// gives; draft = a draft model (EngineConfig::draft_model), always num_speculative_tokens; auto =
+// the draft model when there is one, else prompt lookup, drafting only where the measured step
+// cost and acceptance say it pays.
+enum class SpeculativeMode { kOff, kNgram, kDraft, kAuto };
 
 struct EngineConfig {
   int n_threads = 0;            // <= 0: one per core
@@ -59,6 +62,7 @@ struct EngineConfig {
   SpeculativeMode speculative = SpeculativeMode::kOff;
   int32_t num_speculative_tokens = 5;  // draft tokens per request per step, at most
   spec::NgramOptions ngram;
+  const Model* draft_model = nullptr;  // with the target's vocabulary; must outlive the engine
 };
 
 struct RequestOptions {
@@ -138,6 +142,7 @@ class Engine {
   void drain_inbox(Events& events);  // submissions and cancellations from other threads enter here
   void sample_step(Events& events);
   void propose_drafts();  // speculative: drafts for the requests that decode next step
+  void propose_with_draft_model(const std::vector<RequestId>& ids, int64_t other_decodes);
   // One token the request yields this step (sampled, forced or a kept draft): its event, with the
   // finish it causes; true when the request finished.
   bool emit_token(RequestId id, Live& live, TokenEvent e, Events& events);
@@ -164,6 +169,8 @@ class Engine {
   std::vector<RequestId> finished_;  // dropped from live_ after their last callback
   EngineStats own_;                  // the stepping thread's counters; published into stats_
   spec::StepCostModel step_cost_;    // measured step time by tokens, for speculation's choices
+  std::unique_ptr<spec::DraftModel> draft_;  // with a draft model
+  double draft_pass_seconds_ = 0;            // measured time of one draft pass (running mean)
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

@@ -61,6 +61,27 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
   return result;
 }
 
+SampleResult Sampler::sample_with_distribution(std::span<const float> logits, std::span<const int32_t> history,
+                                              std::vector<float>& distribution) {
+  penalise(logits, history);
+  SampleResult result{};
+  result.token = argmax_token(scratch_);
+  distribution.assign(logits.size(), 0.0f);
+  if (params_.temperature <= 0.0f) {
+    distribution[size_t(result.token)] = 1.0f;
+    return result;
+  }
+  const std::vector<Candidate> c = candidates();
+  float max = c.front().logit;
+  for (const Candidate& x : c) max = std::max(max, x.logit);
+  double total = 0.0;
+  std::vector<double> w(c.size());
+  for (size_t i = 0; i < c.size(); ++i) total += w[i] = std::exp((double(c[i].logit) - max) / params_.temperature);
+  for (size_t i = 0; i < c.size(); ++i) distribution[size_t(c[i].token)] = float(w[i] / total);
+  result.token = draw_token(c, params_.temperature, next_uniform(rng_));
+  return result;
+}
+
 Sampler::Verified Sampler::verify(std::span<const float> logits, std::span<const int32_t> history, int32_t draft,
                                   std::span<const float> draft_distribution) {
   penalise(logits, history);

@@ -65,6 +65,12 @@ class Sampler {
   Verified verify(std::span<const float> logits, std::span<const int32_t> history, int32_t draft,
                   std::span<const float> draft_distribution = {});
 
+  // A draft model's turn: a token drawn as sample() draws it, and in `distribution` (n_vocab) the
+  // probabilities it was drawn from (0 outside the candidates; one-hot on the argmax when greedy),
+  // the q that verify() takes.
+  SampleResult sample_with_distribution(std::span<const float> logits, std::span<const int32_t> history,
+                                        std::vector<float>& distribution);
+
   const SamplingParams& params() const { return params_; }
 
  private:

@@ -99,4 +99,20 @@ std::vector<int32_t> choose_draft_lengths(const std::vector<DraftCandidate>& can
   return lengths;
 }
 
+int32_t choose_uniform_draft_length(const std::vector<const AcceptanceStats*>& requests, int64_t other_decodes,
+                                    const StepCostModel& cost, double draft_pass_seconds, int32_t max_k) {
+  const auto n = int64_t(requests.size()) + other_decodes;
+  double best_rate = double(n) / cost.predict(n);
+  int32_t best = 0;
+  std::vector<double> kept(requests.size(), 1.0);
+  double gain = 0;
+  for (int32_t k = 1; k <= max_k; ++k) {
+    for (size_t r = 0; r < requests.size(); ++r) gain += kept[r] *= requests[r]->rate(k - 1);
+    const double seconds = cost.predict(n + int64_t(requests.size()) * k) + double(k) * draft_pass_seconds;
+    const double rate = (double(n) + gain) / seconds;
+    if (rate > best_rate) best_rate = rate, best = k;
+  }
+  return best;
+}
+
 }  // namespace ridge::spec

@@ -56,4 +56,10 @@ struct DraftCandidate {
 std::vector<int32_t> choose_draft_lengths(const std::vector<DraftCandidate>& candidates, int64_t other_tokens,
                                           const StepCostModel& cost);
 
+// With a draft model every speculating request drafts the same k this step (the draft runs one
+// batched pass per position): the k in 0..max_k whose expected tokens per second is highest, with
+// `draft_pass_seconds` the measured time of one draft pass over these requests.
+int32_t choose_uniform_draft_length(const std::vector<const AcceptanceStats*>& requests, int64_t other_decodes,
+                                    const StepCostModel& cost, double draft_pass_seconds, int32_t max_k);
+
 }  // namespace ridge::spec

@@ -241,6 +241,48 @@ TEST_F(EngineTest, SpeculativeSamplingIsSeededAndReproducible) {
   EXPECT_EQ(through(first, requests), through(second, requests));
 }
 
+// A draft model: the same vocabulary, another (smaller) random model -- so it is often wrong,
+// and sometimes right where the target's greedy choice is peaked.
+TEST_F(EngineTest, DraftModelGreedyTokensAreThoseOfEachRunAlone) {
+  const std::string draft_path = path_ + ".draft.gguf";
+  synth::SynthOptions o;
+  o.spec = model_->spec;
+  o.spec.n_layer = 1;
+  o.type = DType::Q8_0;
+  o.stddev = 0.15f;
+  o.seed = 1;  // the target's seed: its first layer and embeddings agree with the target's
+  synth::write_synth_model(o, draft_path);
+  const Model draft = load_model(draft_path);
+  std::vector<RequestOptions> requests;
+  std::mt19937 rng(8);
+  for (uint32_t i = 0; i < 16; ++i) requests.push_back(options(prompt(700 + i, 1 + int(rng() % 50)), 1 + int(rng() % 30)));
+  for (const SpeculativeMode mode : {SpeculativeMode::kDraft, SpeculativeMode::kAuto}) {
+    EngineConfig c = config();
+    c.max_batched_tokens = 40;
+    c.max_num_seqs = 16;
+    c.speculative = mode;
+    c.num_speculative_tokens = 4;
+    c.draft_model = &draft;
+    Engine engine(*model_, *tokenizer_, c);
+    const std::vector<Output> got = through(engine, requests);
+    for (size_t i = 0; i < requests.size(); ++i) EXPECT_EQ(got[i], alone(requests[i])) << "request " << i;
+    const EngineStats s = engine.stats();
+    if (mode == SpeculativeMode::kDraft) {
+      EXPECT_GT(s.spec_draft_tokens, 0);
+      EXPECT_GT(s.spec_accepted_tokens, 0);
+    }
+    EXPECT_EQ(s.kv_blocks_used, 0);
+  }
+  // Sampling with a model draft stays seeded and reproducible.
+  for (auto& r : requests) r.sampling.temperature = 0.8f, r.sampling.seed = 5;
+  EngineConfig c = config();
+  c.speculative = SpeculativeMode::kDraft;
+  c.draft_model = &draft;
+  Engine first(*model_, *tokenizer_, c), second(*model_, *tokenizer_, c);
+  EXPECT_EQ(through(first, requests), through(second, requests));
+  std::filesystem::remove(draft_path);
+}
+
 TEST_F(EngineTest, AnyPrefillChunkSizeGivesTheSameTokens) {
   const RequestOptions r = options(prompt(99, 70), 12);
   const Output want = alone(r);

@@ -1,0 +1,50 @@
+#pragma once
+// A draft model: a smaller model with the target's vocabulary that proposes each speculating
+// request's next tokens, run by the same forward-pass code over its own paged KV (no prefix
+// caching). Before a target step the engine asks it for k tokens per request; it first brings its
+// KV up to the request's tokens (what it computed for tokens the target has since rejected is cut
+// off), then decodes k tokens for all requests together, one batched pass per position.
+#include <memory>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "backend/paged_forward.h"
+#include "engine/sampler.h"
+#include "engine/step_plan.h"
+#include "kv/kv_manager.h"
+
+namespace ridge::spec {
+
+struct DraftRequest {
+  RequestId id = 0;
+  std::span<const int32_t> tokens;  // prompt and output so far (the last one not yet computed)
+  int32_t k = 0;                    // draft tokens wanted
+  Sampler* sampler = nullptr;       // the request's draft sampler (its params, its own seed)
+  bool want_distributions = false;  // keep q for each draft token (sampling at temperature > 0)
+};
+
+struct DraftProposal {
+  std::vector<int32_t> tokens;             // up to k (fewer when the draft KV is full)
+  std::vector<std::vector<float>> q;       // per token, when asked
+};
+
+class DraftModel {
+ public:
+  DraftModel(const Model& model, const PagedForwardConfig& config);
+
+  std::vector<DraftProposal> propose(std::span<const DraftRequest> requests);
+  void release(RequestId id);  // the request finished or was cancelled
+  int64_t n_vocab() const { return forward_->spec().n_vocab; }
+
+ private:
+  struct Seq {
+    std::vector<int32_t> computed;  // the tokens whose K/V the draft holds, in order
+  };
+  std::unique_ptr<PagedForward> forward_;
+  KvManager kv_;
+  std::unordered_map<RequestId, Seq> seqs_;
+  std::vector<float> logits_;
+};
+
+}  // namespace ridge::spec
