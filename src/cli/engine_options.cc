@@ -27,7 +27,7 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--speculative", o.speculative,
                   "speculative decoding: off, ngram (prompt lookup, always), auto (prompt lookup where the measured "
                   "step cost and acceptance say it pays)")->capture_default_str();
-  cmd->add_option("-md,--model-draft,--draft-model", o.draft_model,
+  cmd->add_option("--draft-model,--model-draft", o.draft_model,
                   "draft model for speculative decoding (GGUF file or model name; same vocabulary as the model)");
   cmd->add_option("--num-speculative-tokens", c.num_speculative_tokens, "draft tokens per request per step, at most")
       ->capture_default_str();

@@ -76,6 +76,7 @@ constexpr std::string_view kPage = R"HTML(<!doctype html>
       <div class="card"><div class="k">inter-token p50 / p99</div><div class="v" id="m-itl">–</div></div>
       <div class="card"><div class="k">KV cache</div><div class="v" id="m-kv">–</div></div>
       <div class="card"><div class="k">requests done (stop / length / abort)</div><div class="v" id="m-requests">–</div></div>
+      <div class="card"><div class="k">speculation (drafts kept)</div><div class="v" id="m-spec">–</div></div>
     </div>
     <canvas id="chart" width="560" height="170"></canvas>
     <div class="legend"><b style="background:#2f6fdf"></b>sequences per step <b style="background:#e67e22"></b>tokens/s (last 2 min)</div>
@@ -186,6 +187,9 @@ async function send() {
     const seconds = (performance.now() - started) / 1000;
     const parts = [];
     if (usage) parts.push(usage.completion_tokens + " tokens", (usage.completion_tokens / seconds).toFixed(1) + " tok/s");
+    if (usage && usage.spec_decode)
+      parts.push("speculation: " + usage.spec_decode.accepted_tokens + " / " + usage.spec_decode.draft_tokens +
+                 " drafts kept (" + Math.round(100 * usage.spec_decode.acceptance_rate) + "%)");
     if (first !== null) parts.push("first token " + Math.round(first - started) + " ms");
     if (finish) parts.push("finish: " + finish);
     addNote(parts.join(" · "));
@@ -250,6 +254,9 @@ async function pollMetrics() {
     $("m-itl").textContent = pair(m.itl_seconds);
     $("m-kv").textContent = (100 * m.kv_cache_usage).toFixed(1) + "% (" + m.kv_blocks_used + " / " + m.kv_blocks_total + " blocks)";
     $("m-requests").textContent = m.requests.stop + " / " + m.requests.length + " / " + m.requests.abort;
+    const sd = m.spec_decode;
+    $("m-spec").textContent = sd && sd.draft_tokens > 0
+        ? (100 * sd.acceptance_rate).toFixed(0) + "% (" + sd.accepted_tokens + " / " + sd.draft_tokens + ")" : "off";
     push(history.seqs, m.batch_seqs);
     push(history.tps, tps);
     drawChart();
