@@ -173,7 +173,15 @@ const std::map<std::string, std::string>& format_patterns() {
     const std::string dur_time = "T(?:[0-9]+H(?:[0-9]+M(?:[0-9]+S)?)?|[0-9]+M(?:[0-9]+S)?|[0-9]+S)";
     const std::string duration = "^P(?:(?:[0-9]+Y(?:[0-9]+M(?:[0-9]+D)?)?|[0-9]+M(?:[0-9]+D)?|[0-9]+D)(?:" + dur_time +
                                  ")?|" + dur_time + "|[0-9]+W)$";
-    const std::string uri_char = "(?:[A-Za-z0-9._~:/?#\\[\\]@!$&'()*+,;=-]|%" + hex + hex + ")";
+    // RFC 3986: scheme ":" hier-part ["?" query] ["#" fragment]; brackets only around an IP literal host.
+    const std::string pct = "%" + hex + hex;
+    const std::string unreserved_sub = "[A-Za-z0-9._~!$&'()*+,;=-]";
+    const std::string pchar = "(?:" + unreserved_sub + "|[:@]|" + pct + ")";
+    const std::string authority = "(?:(?:" + unreserved_sub + "|:|" + pct + ")*@)?(?:\\[[0-9A-Fa-f:.]+\\]|(?:" +
+                                  unreserved_sub + "|" + pct + ")*)(?::[0-9]*)?";
+    const std::string hier = "(?://" + authority + "(?:/" + pchar + "*)*|(?:" + pchar + "|/)*)";
+    const std::string tail = "(?:\\?(?:" + pchar + "|[/?])*)?(?:#(?:" + pchar + "|[/?])*)?";
+    const std::string uri = "^[A-Za-z][A-Za-z0-9+.-]*:" + hier + tail + "$";
     return std::map<std::string, std::string>{
         {"date", "^" + date + "$"},
         {"time", "^" + time + "$"},
@@ -182,7 +190,7 @@ const std::map<std::string, std::string>& format_patterns() {
         {"uuid", "^" + hex + "{8}-" + hex + "{4}-" + hex + "{4}-" + hex + "{4}-" + hex + "{12}$"},
         {"email", "^" + atom + "(?:\\." + atom + ")*@" + label + "(?:\\." + label + ")*$"},
         {"hostname", "^" + label + "(?:\\." + label + ")*$"},
-        {"uri", "^[A-Za-z][A-Za-z0-9+.-]*:" + uri_char + "*$"},
+        {"uri", uri},
         {"json-pointer", "^(?:/(?:[^~/]|~[01])*)*$"},
         {"duration", duration},
     };
