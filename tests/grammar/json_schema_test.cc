@@ -151,8 +151,9 @@ TEST(JsonSchemaTest, Formats) {
   expect_all(compile(R"({"format":"ipv4"})"), {R"("192.168.0.1")", R"("0.0.0.0")"},
              {R"("256.1.1.1")", R"("01.1.1.1")", R"("1.1.1")"});
   expect_all(compile(R"({"format":"email"})"), {R"("joe.bloggs@example.com")"}, {R"("joe@")", R"("2962")"});
-  expect_all(compile(R"({"format":"uri"})"), {R"("https://example.com/a?b=c#d")"},
-             {R"("//example.com")", R"("a b:c")"});
+  expect_all(compile(R"({"format":"uri"})"),
+             {R"("https://example.com/a?b=c#d")", R"("http://[::1]:80/p")", R"("urn:isbn:0451450523")", R"("mailto:a@b.c")"},
+             {R"("//example.com")", R"("a b:c")", R"("a:]")", R"("a:b[c]")", R"("a:#x#y")"});
   // JSON Schema's default: format is an annotation.
   JsonSchemaOptions annotation;
   annotation.assert_format = false;
