@@ -71,11 +71,9 @@ def grounded_prompts(n):
 class LlamaServer:
     def __init__(self, binary, model, draft, threads, ctx, draft_max):
         self.port = 18000 + os.getpid() % 1000 + (1 if draft else 0)
-        cmd = [binary, "-m", model, "--port", str(self.port), "-t", str(threads), "-c", str(ctx), "-np", "1",
-               "--no-webui", "-lm", "none"] if False else [binary, "-m", model, "--port", str(self.port), "-t", str(threads),
-                                                           "-c", str(ctx), "-np", "1"]
+        cmd = [binary, "-m", model, "--port", str(self.port), "-t", str(threads), "-c", str(ctx), "-np", "1"]
         if draft:
-            cmd += ["-md", draft, "--draft-max", str(draft_max), "-td", str(threads)]
+            cmd += ["-md", draft, "--spec-draft-n-max", str(draft_max), "-td", str(threads)]
         self.log = tempfile.NamedTemporaryFile(prefix="llama-server-", suffix=".log", delete=False)
         self.proc = subprocess.Popen(cmd, stdout=self.log, stderr=subprocess.STDOUT)
         self.api_url = f"http://127.0.0.1:{self.port}/v1"

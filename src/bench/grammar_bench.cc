@@ -46,6 +46,13 @@ uint64_t fnv1a_mask(const std::vector<uint64_t>& words, int32_t n_vocab) {
   return h;
 }
 
+void write_mask(std::ostream& out, const std::vector<uint64_t>& words, int32_t n_vocab) {
+  const size_t n_bytes = (static_cast<size_t>(n_vocab) + 7) / 8;
+  std::string bytes(n_bytes, '\0');
+  for (size_t i = 0; i < n_bytes; ++i) bytes[i] = static_cast<char>((words[i / 8] >> (8 * (i % 8))) & 0xFF);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 double pct(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
@@ -53,6 +60,21 @@ double pct(std::vector<double> v, double p) {
   const size_t lo = static_cast<size_t>(rank);
   const size_t hi = std::min(lo + 1, v.size() - 1);
   return v[lo] + (rank - double(lo)) * (v[hi] - v[lo]);
+}
+
+// build_grammar(spec), except that a JSON schema takes the case's own JsonSchemaOptions (build_grammar
+// uses the defaults but for whitespace).
+grammar::Grammar case_grammar(const GrammarCase& c) {
+  if (c.spec.kind != grammar::GrammarSpec::Kind::kJsonSchema) return grammar::build_grammar(c.spec);
+  nlohmann::ordered_json schema;  // ordered: members are generated in the schema's order
+  try {
+    schema = nlohmann::ordered_json::parse(c.spec.source);
+  } catch (const nlohmann::json::exception& e) {
+    throw grammar::GrammarError(fmt::format("json schema: not valid JSON: {}", e.what()));
+  }
+  grammar::JsonSchemaOptions options = c.json_options;
+  options.whitespace = c.spec.whitespace;
+  return grammar::json_schema_grammar(schema, options);
 }
 
 nlohmann::json stats_of(const std::vector<double>& v) {
@@ -63,13 +85,15 @@ nlohmann::json stats_of(const std::vector<double>& v) {
 }  // namespace
 
 std::vector<GrammarCase> load_grammar_corpus(const std::string& schemas_dir, const std::string& regex_file,
-                                             const std::string& gbnf_dir, grammar::Whitespace whitespace) {
+                                             const std::string& gbnf_dir, grammar::Whitespace whitespace,
+                                             const grammar::JsonSchemaOptions& json_options) {
   std::vector<GrammarCase> out;
   for (const auto& path : files_with(schemas_dir, ".json")) {
-    GrammarCase c{path.stem().string(), {}};
+    GrammarCase c{path.stem().string(), {}, json_options};
     c.spec.kind = grammar::GrammarSpec::Kind::kJsonSchema;
     c.spec.source = slurp(path);
     c.spec.whitespace = whitespace;
+    c.json_options.whitespace = whitespace;
     out.push_back(std::move(c));
   }
   if (!regex_file.empty()) {
@@ -77,14 +101,14 @@ std::vector<GrammarCase> load_grammar_corpus(const std::string& schemas_dir, con
     std::string line;
     for (int n = 1; std::getline(in, line); ++n) {
       if (line.empty()) continue;  // every line is a pattern (some start with #)
-      GrammarCase c{fmt::format("regex-{}", n), {}};
+      GrammarCase c{fmt::format("regex-{}", n), {}, json_options};
       c.spec.kind = grammar::GrammarSpec::Kind::kRegex;
       c.spec.source = line;
       out.push_back(std::move(c));
     }
   }
   for (const auto& path : files_with(gbnf_dir, ".gbnf")) {
-    GrammarCase c{path.stem().string(), {}};
+    GrammarCase c{path.stem().string(), {}, json_options};
     c.spec.kind = grammar::GrammarSpec::Kind::kGbnf;
     c.spec.source = slurp(path);
     out.push_back(std::move(c));
@@ -107,7 +131,7 @@ std::vector<GrammarWalk> run_grammar_bench(const std::vector<GrammarCase>& corpu
     std::shared_ptr<const grammar::CompiledGrammar> compiled;
     try {
       const auto t0 = Clock::now();
-      compiled = std::make_shared<const grammar::CompiledGrammar>(grammar::build_grammar(c.spec), vocab);
+      compiled = std::make_shared<const grammar::CompiledGrammar>(case_grammar(c), vocab);
       w.compile_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     } catch (const grammar::GrammarError& e) {
       w.error = e.what();
@@ -127,6 +151,7 @@ std::vector<GrammarWalk> run_grammar_bench(const std::vector<GrammarCase>& corpu
       for (int32_t t = 0; t < n_vocab; ++t)
         if ((words[t >> 6] >> (t & 63)) & 1) allowed.push_back(t);
       w.mask_hashes.push_back(fnv1a_mask(words, n_vocab));
+      if (options.mask_out) write_mask(*options.mask_out, words, n_vocab);
       w.mask_counts.push_back(static_cast<int32_t>(allowed.size()));
       if (allowed.empty()) break;
       const int32_t pick = allowed[rng() % allowed.size()];

@@ -5,6 +5,7 @@
 // the mask worker runs beside the forward pass. Walks can be written out (tokens and a hash of each
 // step's mask) for a step-by-step comparison with another engine.
 #include <cstdint>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -18,16 +19,26 @@ namespace ridge::bench {
 struct GrammarCase {
   std::string name;
   grammar::GrammarSpec spec;
+  // kJsonSchema: compiled with these (spec.whitespace is copied into them), not through build_grammar's
+  // defaults, so that a benchmark can ask for the validation spellings (all_escapes) or formats as
+  // annotations (assert_format = false), e.g. to match another engine's policy.
+  grammar::JsonSchemaOptions json_options;
 };
 
-// Every *.json under `schemas_dir`, every line of `regex_file`, every *.gbnf under `gbnf_dir` (each optional).
+// Every *.json under `schemas_dir`, every line of `regex_file`, every *.gbnf under `gbnf_dir` (each
+// optional). Schemas are compiled with `json_options` (its whitespace is the one given here).
 std::vector<GrammarCase> load_grammar_corpus(const std::string& schemas_dir, const std::string& regex_file,
-                                             const std::string& gbnf_dir, grammar::Whitespace whitespace);
+                                             const std::string& gbnf_dir, grammar::Whitespace whitespace,
+                                             const grammar::JsonSchemaOptions& json_options = {});
 
 struct GrammarBenchOptions {
   int32_t max_steps = 64;
   uint64_t seed = 1;
   bool cached_compile = false;  // false: every grammar compiled from nothing (no sharing between cases)
+  // When set, every step's mask is appended here as ceil(V/8) raw bytes (token t at bit t%8 of byte
+  // t/8), walk after walk in corpus order (a refused grammar writes none): the masks behind the
+  // hashes, for a bitwise comparison with another engine (bench/grammar_mask_diff.py).
+  std::ostream* mask_out = nullptr;
 };
 
 struct GrammarWalk {
