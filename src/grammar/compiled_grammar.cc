@@ -101,9 +101,6 @@ std::string chain_key(const FlatGrammar& g, const int32_t* chain, size_t n_chain
   return key;
 }
 
-// A sort slower than this makes a grammar look its chains up in the shared cache first.
-constexpr auto kSlowSort = std::chrono::microseconds(500);
-
 // The longest run of plain characters a mask needs to know: a plain token's most characters, less one.
 int32_t plain_run_cap(const TokenVocab& vocab) { return std::max(vocab.plain().max_slots() - 1, 0); }
 
@@ -151,13 +148,12 @@ CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const T
                                  const CompileLimits& limits)
     : flat_(std::make_shared<const FlatGrammar>(FlatGrammar::from(grammar))),
       vocab_(std::move(vocab)),
-      limits_(limits),
-      sort_plain_text_(limits.sort_plain_text) {
+      limits_(limits) {
   const auto start = std::chrono::steady_clock::now();
   Pda pda(flat_);
   pda.initial();  // refuses an exploding start before any work
   PlainRuns runs(pda, plain_run_cap(*vocab_));
-  PlainRuns* plain = sort_plain_text_ ? &runs : nullptr;
+  PlainRuns* plain = limits_.sort_plain_text ? &runs : nullptr;
   positions_.resize(flat_->n_positions());
   for (int32_t pos = 0; pos < flat_->n_positions(); ++pos) {
     if (flat_->elems[pos].kind != FlatGrammar::Kind::kBytes || flat_->lexical_at(pos)) continue;
@@ -170,7 +166,8 @@ CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const T
 }
 
 std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vector<int32_t>& tops,
-                                                                 const std::vector<int32_t>& below) const {
+                                                                 const std::vector<int32_t>& below,
+                                                                 bool crowded) const {
   if (tops.size() == 1 && below.empty() && positions_[tops[0]]) return positions_[tops[0]];
   const auto bytes_of = [](const std::vector<int32_t>& v) {
     return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int32_t));
@@ -186,19 +183,18 @@ std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vec
     std::lock_guard walk_lock(walk_mutex_);
     if (!walk_pda_) {
       walk_pda_ = std::make_unique<Pda>(flat_);
-      if (sort_plain_text_) walk_runs_ = std::make_unique<PlainRuns>(*walk_pda_, plain_run_cap(*vocab_));
+      if (limits_.sort_plain_text) walk_runs_ = std::make_unique<PlainRuns>(*walk_pda_, plain_run_cap(*vocab_));
     }
     // Spelling the frames costs more than most sorts: a chain is looked for in the cache shared
     // by all grammars (and so by this grammar's other chains) only when its walk may be long, or
-    // once this grammar's sorts have proved slow (deep stacks of counted blocks, each new one
-    // spelled like the others within a token's reach).
-    const auto started = std::chrono::steady_clock::now();
+    // when it is one of many (the decompositions of a long counted string, most of them spelled
+    // alike within a token's reach).
     std::string shared_key;
     const auto look_up = [&] {
       shared_key = shared_chain_key(tops_key, tops, below_key, below);
       tokens = SharedChainCache::get().find(shared_key);
     };
-    if (slow_sorts_) look_up();
+    if (crowded) look_up();
     if (!tokens) {
       TokenSort sort(*walk_pda_, walk_runs_.get(), walk_pda_->start_group(tops, below), *vocab_);
       if (shared_key.empty() && sort.walk_bound() > limits_.share_walks_above) look_up();
@@ -207,7 +203,6 @@ std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vec
         if (!shared_key.empty()) SharedChainCache::get().put(shared_key, tokens);
       }
     }
-    if (std::chrono::steady_clock::now() - started > kSlowSort) slow_sorts_ = true;
   }
   std::lock_guard lock(mutex_);
   chains_.emplace(own_key, tokens);
@@ -217,7 +212,7 @@ std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vec
 std::string CompiledGrammar::shared_chain_key(const std::string& tops_key, const std::vector<int32_t>& tops,
                                               const std::string& below_key, const std::vector<int32_t>& below) const {
   const int32_t horizon = vocab_->max_token_bytes();
-  std::string key = std::to_string(vocab_->id()) + (sort_plain_text_ ? "p:" : ":");
+  std::string key = std::to_string(vocab_->id()) + (limits_.sort_plain_text ? "p:" : ":");
   std::lock_guard lock(mutex_);
   auto [top, top_added] = spelled_.try_emplace(tops_key);
   if (top_added) top->second = fingerprint(chain_key(*flat_, tops.data(), tops.size(), horizon, false));

@@ -48,9 +48,10 @@ class CompiledGrammar {
   const std::shared_ptr<const TokenVocab>& vocab_ptr() const { return vocab_; }
   // The tokens of the stacks whose tops are the positions `tops`, all over the frames `below`
   // (positions, innermost first; see above). Tops over the same frames are sorted together: one
-  // sort for the alternatives of a character instead of one per alternative.
-  std::shared_ptr<const PositionTokens> tokens_for(const std::vector<int32_t>& tops,
-                                                   const std::vector<int32_t>& below) const;
+  // sort for the alternatives of a character instead of one per alternative. `crowded`: the state
+  // holds many such groups (see tokens_for's cache lookups).
+  std::shared_ptr<const PositionTokens> tokens_for(const std::vector<int32_t>& tops, const std::vector<int32_t>& below,
+                                                   bool crowded = false) const;
   double compile_seconds() const { return compile_seconds_; }
   size_t memory_bytes() const;
 
@@ -70,9 +71,7 @@ class CompiledGrammar {
   mutable std::mutex walk_mutex_;
   mutable std::unique_ptr<Pda> walk_pda_;
   mutable std::unique_ptr<PlainRuns> walk_runs_;  // over walk_pda_; null when sort_plain_text is off
-  mutable bool slow_sorts_ = false;               // a first-use sort took long: share chains (guarded by walk_mutex_)
   CompileLimits limits_;
-  bool sort_plain_text_ = true;
   double compile_seconds_ = 0;
 };
 

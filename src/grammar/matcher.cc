@@ -27,6 +27,8 @@ const std::vector<GrammarMatcher::TopFrames>& GrammarMatcher::top_frames(Pda::St
     else
       out.push_back(TopFrames{grammar_->tokens_for({pos}, {}), pda_.node_parent(node)});
   }
+  // Many groups are mostly alike within a token's reach (a long counted string's decompositions).
+  const bool crowded = lexical_tops.size() >= 4;
   for (auto& [parent, tops] : lexical_tops) {
     std::sort(tops.begin(), tops.end());
     tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
@@ -36,7 +38,7 @@ const std::vector<GrammarMatcher::TopFrames>& GrammarMatcher::top_frames(Pda::St
       chain.push_back(pda_.node_pos(below));
       below = pda_.node_parent(below);
     }
-    out.push_back(TopFrames{grammar_->tokens_for(tops, chain), below});
+    out.push_back(TopFrames{grammar_->tokens_for(tops, chain, crowded), below});
   }
   return top_frames_[s] = std::move(out);
 }
