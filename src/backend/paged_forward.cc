@@ -1,6 +1,6 @@
 #include "backend/paged_forward.h"
 
-#include "model/llama.h"
+#include "model/forward.h"
 
 namespace ridge {
 namespace {
@@ -17,7 +17,7 @@ class CpuPagedForward final : public PagedForward {
   void forward(const TokenBatch& batch, std::vector<float>& logits) override { forward_.forward(batch, store_, logits); }
 
  private:
-  LlamaForward forward_;
+  ModelForward forward_;
   KvStore store_;
 };
 

@@ -29,11 +29,11 @@ class PagedForward {
   virtual int64_t kv_bytes() const = 0;
   // Copy-on-write: block dst becomes a copy of block src in every layer.
   virtual void copy_block(BlockId src, BlockId dst) = 0;
-  // LlamaForward::forward's contract over the owned KV store: logits (logits_rows(batch), n_vocab).
+  // ModelForward::forward's contract over the owned KV store: logits (logits_rows(batch), n_vocab).
   virtual void forward(const TokenBatch& batch, std::vector<float>& logits) = 0;
 };
 
-// The CPU pass: LlamaForward over a KvStore.
+// The CPU pass: ModelForward over a KvStore.
 std::unique_ptr<PagedForward> make_cpu_paged_forward(const Model& model, const PagedForwardConfig& config);
 
 }  // namespace ridge

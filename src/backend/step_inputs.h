@@ -29,7 +29,7 @@ struct StepInputs {
 bool is_decode_batch(const TokenBatch& batch);
 
 // pad_to: total tokens after padding (>= the batch's tokens; 0 = no padding). Error, as
-// LlamaForward's, when a run is empty or starts before 0, its blocks do not cover its positions or
+// ModelForward's, when a run is empty or starts before 0, its blocks do not cover its positions or
 // lie outside the pool of n_blocks, a token id is outside n_vocab, or the runs do not cover the tokens.
 StepInputs build_step_inputs(const TokenBatch& batch, int32_t block_size, int32_t n_blocks, int64_t n_vocab,
                              int64_t pad_to = 0);

@@ -12,7 +12,7 @@
 #include "bench/machine_profile.h"
 #include "bench/pinned_team.h"
 #include "bench/progress.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
 
@@ -71,7 +71,7 @@ class ModelRunner {
 
  private:
   Model model_;
-  LlamaForward forward_;
+  ModelForward forward_;
   KvCache cache_;
   std::vector<float> logits_;
   std::mt19937 rng_;

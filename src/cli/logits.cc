@@ -6,7 +6,7 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
 
@@ -40,7 +40,7 @@ void run_logits(const LogitsOptions& o) {
   const auto ids = parse_ids(o.tokens);
   if (ids.empty()) fail("--tokens is empty");
   const Model model = load_model(resolve_model_path(o.model));
-  LlamaForward forward(model);
+  ModelForward forward(model);
   const auto numerics = parse_numerics(o.numerics);
   if (!numerics) fail("unknown --numerics '{}' (native, ggml)", o.numerics);
   forward.set_numerics(*numerics);

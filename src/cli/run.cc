@@ -196,7 +196,7 @@ void run(RunOptions& o) {
   if (device == Device::Cuda || compiled) {
     result = generate_on_engine(model, tokenizer, o, n_ctx, on_text, device, compiled);
   } else {
-    LlamaForward forward(model, o.threads);
+    ModelForward forward(model, o.threads);
     forward.set_numerics(*numerics);
     Generator generator(forward, tokenizer, n_ctx);
     result = generator.generate(o.request, on_text);

@@ -14,7 +14,7 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-Generator::Generator(LlamaForward& forward, const Tokenizer& tokenizer, int64_t n_ctx)
+Generator::Generator(ModelForward& forward, const Tokenizer& tokenizer, int64_t n_ctx)
     : forward_(forward), tokenizer_(tokenizer), cache_(forward.make_cache(n_ctx)) {}
 
 GenerationResult Generator::generate(const GenerationRequest& request, const TextCallback& on_text) {

@@ -10,7 +10,7 @@
 
 #include "engine/finish_reason.h"
 #include "engine/sampler.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "tokenizer/tokenizer.h"
 
 namespace ridge {
@@ -39,13 +39,13 @@ using TextCallback = std::function<void(std::string_view text)>;
 
 class Generator {
  public:
-  Generator(LlamaForward& forward, const Tokenizer& tokenizer, int64_t n_ctx);
+  Generator(ModelForward& forward, const Tokenizer& tokenizer, int64_t n_ctx);
 
   // Error when the prompt is empty or does not leave room for one token in the context.
   GenerationResult generate(const GenerationRequest& request, const TextCallback& on_text = {});
 
  private:
-  LlamaForward& forward_;
+  ModelForward& forward_;
   const Tokenizer& tokenizer_;
   KvCache cache_;
   std::vector<float> logits_;  // (n_vocab)

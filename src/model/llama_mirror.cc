@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "core/error.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "kernels/cpu/packed_layout.h"
 
 namespace ridge {

@@ -1,6 +1,6 @@
 #pragma once
 // The Llama forward pass with llama.cpp's CPU arithmetic (kernels/mirror/ggml_mirror.h), selected
-// with --numerics ggml: the same operations as model/llama.h, each rounded as the reference rounds
+// with --numerics ggml: the same operations as model/forward.h, each rounded as the reference rounds
 // it, so logits and greedy continuations can be compared to the reference bit for bit. Covers
 // what has been checked against the reference: Llama-family models without biases, with Q4_1 and
 // Q8_0 matrices, F32 norms, normal RoPE without scaling, head_dim a multiple of 32, an f16 KV cache.
@@ -21,7 +21,7 @@ class LlamaMirrorForward {
   // Error naming what is outside the covered set (or the CPU's missing AVX2).
   explicit LlamaMirrorForward(const Model& model);
 
-  // LlamaForward::forward's contract; the batch has been checked against the store.
+  // ModelForward::forward's contract; the batch has been checked against the store.
   void forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits, ThreadPool& pool);
 
  private:

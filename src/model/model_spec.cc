@@ -1,5 +1,7 @@
 #include "model/model_spec.h"
 
+#include <cmath>
+
 #include "core/error.h"
 
 namespace ridge {
@@ -32,6 +34,12 @@ void validate_mla(const ModelSpec& s) {
 
 }  // namespace
 
+float ModelSpec::scores_scale() const {
+  if (attention_scale > 0.0f) return attention_scale;
+  const int64_t dim = is_mla() ? qk_nope_head_dim + qk_rope_head_dim : head_dim;
+  return 1.0f / std::sqrt(float(dim));
+}
+
 void validate(const ModelSpec& s) {
   auto positive = [](int64_t value, const char* field) {
     if (value <= 0) fail("model spec: {} must be positive, got {}", field, value);
@@ -52,6 +60,8 @@ void validate(const ModelSpec& s) {
   if (!(s.rope_theta > 0.0f)) fail("model spec: rope_theta must be positive, got {}", s.rope_theta);
   if (s.rope_scaling.type != RopeScaling::Type::None && !(s.rope_scaling.factor > 0.0f))
     fail("model spec: rope scaling factor must be positive, got {}", s.rope_scaling.factor);
+  if (s.sliding_window < 0 || s.swa_pattern < 0) fail("model spec: sliding_window and swa_pattern must not be negative");
+  if (s.final_logit_softcap < 0.0f) fail("model spec: final_logit_softcap must not be negative");
   validate_moe(s);
   validate_mla(s);
 }

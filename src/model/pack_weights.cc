@@ -56,8 +56,7 @@ PackedWeights pack_weights_for_cpu(ModelWeights& w) {
   };
   pack(w.token_embd);
   pack(w.output);
-  for (auto& l : w.layers)
-    for (WeightRef* ref : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) pack(*ref);
+  for (auto& l : w.layers) for_each_layer_matrix(l, pack);
   return out;
 }
 

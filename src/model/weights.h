@@ -26,14 +26,39 @@ struct WeightRef {
   const void* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(); }
 };
 
+// One expert's SwiGLU / GeGLU matrices: views into the layer's stacked expert tensors.
+struct ExpertWeights {
+  WeightRef w_gate, w_up;  // (n_ff_expert, n_embd)
+  WeightRef w_down;        // (n_embd, n_ff_expert)
+};
+
 struct LayerWeights {
   WeightRef attn_norm;           // (n_embd)
   WeightRef wq, wk, wv;          // (q_dim, n_embd), (kv_dim, n_embd), (kv_dim, n_embd)
   WeightRef bq, bk, bv;          // optional biases (Qwen2): (q_dim), (kv_dim), (kv_dim)
+  WeightRef q_norm, k_norm;      // QK-norm: (head_dim) per head, or (q_dim) / (kv_dim) whole
   WeightRef wo;                  // (n_embd, q_dim)
+  WeightRef post_attn_norm;      // Gemma 3: (n_embd) on the attention output
   WeightRef ffn_norm;            // (n_embd)
-  WeightRef w_gate, w_up;        // (n_ff, n_embd)
+  WeightRef w_gate, w_up;        // dense FFN (n_ff, n_embd)
   WeightRef w_down;              // (n_embd, n_ff)
+  WeightRef post_ffn_norm;       // Gemma 3: (n_embd) on the FFN output
+
+  // Mixture of experts (spec.is_moe_layer): a router, the routed experts, and the shared expert
+  // (all n_shared_expert of them as one FFN of width spec.shared_ff()).
+  WeightRef router;                    // (n_expert, n_embd)
+  WeightRef router_bias;               // DeepSeek-V3: (n_expert) added for the choice only
+  std::vector<ExpertWeights> experts;  // n_expert
+  WeightRef shared_gate, shared_up;    // (shared_ff, n_embd)
+  WeightRef shared_down;               // (n_embd, shared_ff)
+  WeightRef shared_router;             // Qwen2-MoE: (1, n_embd), sigmoid gate on the shared output
+
+  // Multi-head latent attention (spec.is_mla).
+  WeightRef wq_a, q_a_norm, wq_b;  // q_lora_rank > 0: (q_lora_rank, n_embd), (q_lora_rank), (n_head*qk_head, q_lora_rank)
+  WeightRef wkv_a;                 // (kv_lora_rank + qk_rope_head_dim, n_embd)
+  WeightRef kv_a_norm;             // (kv_lora_rank)
+  WeightRef wk_b;                  // (n_head * qk_nope_head_dim, kv_lora_rank): latent -> per-head key (absorbed into q)
+  WeightRef wv_b;                  // (n_head * v_head_dim, kv_lora_rank): latent -> per-head value
 };
 
 struct ModelWeights {
@@ -43,6 +68,26 @@ struct ModelWeights {
   WeightRef rope_freqs;   // optional (rope_dim / 2) per-pair frequency divisors (Llama 3 scaling in GGUF)
   std::vector<LayerWeights> layers;
 };
+
+// Every weight view of a layer / of the model (present or not), for passes over all of them.
+template <typename F>
+void for_each_layer_matrix(LayerWeights& l, F&& f) {
+  for (WeightRef* r : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router, &l.shared_gate,
+                       &l.shared_up, &l.shared_down, &l.wq_a, &l.wq_b, &l.wkv_a, &l.wk_b, &l.wv_b})
+    f(*r);
+  for (ExpertWeights& e : l.experts)
+    for (WeightRef* r : {&e.w_gate, &e.w_up, &e.w_down}) f(*r);
+}
+template <typename F>
+void for_each_weight(ModelWeights& w, F&& f) {
+  for (WeightRef* r : {&w.token_embd, &w.output_norm, &w.output, &w.rope_freqs}) f(*r);
+  for (LayerWeights& l : w.layers) {
+    for (WeightRef* r : {&l.attn_norm, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.post_attn_norm, &l.ffn_norm,
+                         &l.post_ffn_norm, &l.router_bias, &l.shared_router, &l.q_a_norm, &l.kv_a_norm})
+      f(*r);
+    for_each_layer_matrix(l, f);
+  }
+}
 
 // A loaded model: shapes, weight views, and whatever keeps the bytes alive (a memory map, buffers).
 struct Model {

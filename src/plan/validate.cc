@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
 #include "plan/table.h"
@@ -73,7 +73,7 @@ ValidateResult validate_on_this_machine(const std::string& model_path, const Har
   r.inputs.precision = engine_precision(model);
   r.inputs.hw = cpu;
 
-  LlamaForward forward(model);
+  ModelForward forward(model);
   std::vector<float> logits;
   KvCache cache = forward.make_cache(options.prompt + options.decode + 1);
   // Warm-up: page the weights in and size the buffers, so the timings see steady state.

@@ -14,7 +14,7 @@
 #include "cuda_test_util.h"
 #include "engine/engine.h"
 #include "model/gguf/gguf_file.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
 #include "model/synth/synth_model.h"
@@ -66,7 +66,7 @@ std::vector<int32_t> random_tokens(int n, uint32_t seed, int64_t vocab) {
 void compare_sequence(const Model& model, int prompt_len, int steps, float prompt_tol, float decode_tol,
                       KvDtype kv = KvDtype::F16) {
   const ModelSpec& s = model.spec;
-  LlamaForward cpu(model, 2);
+  ModelForward cpu(model, 2);
   CudaForward gpu(model);
   const int32_t block = 16, n_blocks = 8;
   KvStore host(cpu.kv_layout(block, n_blocks, kv));
@@ -109,7 +109,7 @@ TEST(CudaForward, RaggedBatchesAndGraphsGiveTheSameLogits) {
   RIDGE_REQUIRE_CUDA();
   const Model& model = tiny_model(DType::Q4_1);
   const int64_t vocab = model.spec.n_vocab;
-  LlamaForward cpu(model, 2);
+  ModelForward cpu(model, 2);
   CudaForwardOptions eager_options;
   eager_options.graphs = false;
   CudaForward graphs(model), eager(model, eager_options);

@@ -1,10 +1,10 @@
 // Device selection: names, and what cpu / cuda / auto resolve to on this machine; the engine's
-// CPU pass through the backend interface is LlamaForward's.
+// CPU pass through the backend interface is ModelForward's.
 #include <gtest/gtest.h>
 
 #include "backend/paged_forward.h"
 #include "core/error.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "tiny_model.h"
 
 namespace ridge {
@@ -33,7 +33,7 @@ TEST(CudaDevice, AutoPicksTheGpuOnlyWhenThereIsOne) {
   }
 }
 
-TEST(CudaDevice, CpuPagedForwardIsLlamaForward) {
+TEST(CudaDevice, CpuPagedForwardIsModelForward) {
   Model model;
   test::with_tiny_model_file(test::tiny_options(DType::Q8_0, 64, 4, 128, 64), "device_test",
                              [&](const std::string& path) { model = load_model(path); });
@@ -43,7 +43,7 @@ TEST(CudaDevice, CpuPagedForwardIsLlamaForward) {
   const SequenceRun run{5, 0, blocks, LogitsWanted::All};
   const TokenBatch batch{tokens, std::span(&run, 1)};
   std::vector<float> want, got;
-  LlamaForward forward(model, 1);
+  ModelForward forward(model, 1);
   KvStore store(forward.kv_layout(4, 3, KvDtype::F16));
   forward.forward(batch, store, want);
   const auto paged = make_paged_forward(model, {Device::Cpu, 1, KvDtype::F16, 4, 3, 64});

@@ -77,7 +77,7 @@ class EngineTest : public ::testing::Test {
 
   // The same request through the single-sequence path.
   static Output alone(const RequestOptions& o) {
-    LlamaForward forward(*model_, 2);
+    ModelForward forward(*model_, 2);
     Generator generator(forward, *tokenizer_, 256);
     GenerationRequest r;
     r.prompt = o.prompt;

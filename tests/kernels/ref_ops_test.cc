@@ -90,6 +90,34 @@ TEST(RefActivation, SwiGlu) {
   for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(gate[i], g0[i] / (1 + std::exp(-double(g0[i]))) * up[i], 1e-6);
 }
 
+// GELU's tanh approximation at points where its value is known: gelu(0) = 0, gelu(x) -> x for
+// large x, gelu(-x) -> 0, gelu(1) = 0.841192 (tanh form), times up.
+TEST(RefActivation, GeGluIsTheTanhGelu) {
+  std::vector<float> gate = {0.0f, 1.0f, -1.0f, 8.0f, -8.0f}, up = {3.0f, 2.0f, 1.0f, 0.5f, 4.0f};
+  geglu(gate.data(), up.data(), 5);
+  const double expect[] = {0.0, 2 * 0.8411919906082768, -0.15880800939172324, 4.0, 0.0};
+  for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(gate[i], expect[i], 1e-5) << i;
+}
+
+TEST(RefActivation, SoftmaxRowsSumToOneAndKeepOrder) {
+  std::vector<float> x = {1.0f, 2.0f, 3.0f, 1000.0f, 1000.0f, -1000.0f};
+  softmax(x.data(), 2, 3);
+  EXPECT_NEAR(x[0] + x[1] + x[2], 1.0, 1e-6);
+  EXPECT_NEAR(x[2] / x[1], std::exp(1.0), 1e-5);
+  EXPECT_FLOAT_EQ(x[3], 0.5f);  // large equal logits: no overflow
+  EXPECT_FLOAT_EQ(x[5], 0.0f);
+}
+
+TEST(RefActivation, SoftcapBoundsByTheCap) {
+  std::vector<float> x = {0.0f, 1.0f, 100.0f, -1e6f};
+  softcap(x.data(), 4, 30.0f);
+  EXPECT_FLOAT_EQ(x[0], 0.0f);
+  EXPECT_NEAR(x[1], 30.0 * std::tanh(1.0 / 30.0), 1e-6);
+  EXPECT_LT(x[2], 30.0f);
+  EXPECT_GT(x[2], 29.0f);
+  EXPECT_FLOAT_EQ(x[3], -30.0f);
+}
+
 // Causal GQA attention against a direct double-precision evaluation.
 TEST(RefAttention, CausalGqaMatchesDirectFormula) {
   const int heads = 6, kv_heads = 2, dim = 5, n_kv = 9, n_tokens = 4;

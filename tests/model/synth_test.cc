@@ -13,7 +13,7 @@
 #include "kernels/ref/dequant.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
-#include "model/llama.h"
+#include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/synth/random_weights.h"
 #include "model/synth/synth_model.h"
@@ -183,7 +183,7 @@ TEST(SynthModel, AWrittenModelLoadsTokenizesAndRuns) {
   EXPECT_EQ(model.spec.n_vocab, 400);
   EXPECT_EQ(model.spec.n_head_kv, 2);
   EXPECT_EQ(model.weights.layers[1].w_up.type, DType::Q4_1);
-  LlamaForward forward(model);
+  ModelForward forward(model);
   KvCache cache = forward.make_cache(16);
   std::vector<float> logits;
   const std::vector<int32_t> tokens = {0, 5, 300, 399};
@@ -216,7 +216,7 @@ TEST(SynthModel, RecodedMatricesGiveTheLogitsOfTheFileTypes) {
       const WeightRef& up = model.weights.layers[1].w_up;
       EXPECT_EQ(up.recoded_from.has_value(), !keep_file_types);
       EXPECT_EQ(up.type, keep_file_types ? type : type == DType::Q4_K ? DType::Q4_1 : DType::Q8_0);
-      LlamaForward forward(model, 2);
+      ModelForward forward(model, 2);
       KvCache cache = forward.make_cache(16);
       std::vector<float> logits;
       forward.forward(tokens, cache, /*all_logits=*/true, logits);

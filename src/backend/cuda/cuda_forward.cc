@@ -90,6 +90,10 @@ struct CudaForward::Impl {
 
 CudaForward::Impl::Impl(const Model& m, const CudaForwardOptions& options) : model(m), s(m.spec), opt(options) {
   if (s.is_moe() || s.is_mla()) fail("CUDA backend: dense Llama-family models only ({} has experts or latent attention)", s.name);
+  if ((s.arch != "llama" && s.arch != "mistral" && s.arch != "qwen2") || s.qk_norm != QkNorm::None || s.post_norms ||
+      s.sliding_window > 0 || s.ffn_activation != FfnActivation::SwiGlu || s.embedding_scale != 1.0f ||
+      s.final_logit_softcap > 0.0f || s.attention_scale > 0.0f)
+    fail("CUDA backend: dense llama, mistral and qwen2 models only, not {} (use --device cpu)", s.arch);
   if (!attention_head_dim_supported(s.head_dim)) fail("CUDA backend: head dim {} (kernels for 64, 128, 256)", s.head_dim);
   if (s.n_head % s.n_head_kv != 0 || s.gqa_group() > kAttentionMaxGroup)
     fail("CUDA backend: {} query heads over {} kv heads (groups of at most {})", s.n_head, s.n_head_kv, kAttentionMaxGroup);
@@ -104,7 +108,7 @@ CudaForward::Impl::Impl(const Model& m, const CudaForwardOptions& options) : mod
   gemm = std::make_unique<GemmLt>();
   w = std::make_unique<DeviceModel>(model, opt.gemm_copies);
 
-  // RoPE as LlamaForward applies it, tabulated for every position of the context.
+  // RoPE as ModelForward applies it, tabulated for every position of the context.
   const int64_t n_ctx = opt.n_ctx > 0 ? opt.n_ctx : s.n_ctx_train > 0 ? s.n_ctx_train : 4096;
   const WeightRef& freqs = model.weights.rope_freqs;
   const std::vector<float> factors =

@@ -1,5 +1,5 @@
 #pragma once
-// The Llama-family forward pass on a CUDA GPU: LlamaForward's contract (one pass over a ragged batch
+// The Llama-family forward pass on a CUDA GPU: ModelForward's contract (one pass over a ragged batch
 // of sequence runs, K/V written into and read from a paged store through block tables, logits of the
 // wanted rows) over a DeviceKvStore. Weights are uploaded once. Decode steps (one token per run, up
 // to 128 runs) are captured once per batch bucket into a CUDA graph and replayed. Every launch adds

@@ -77,7 +77,8 @@ void tile_reference(const ref::AttentionArgs& args, const AttentionQuery& query,
   constexpr bool kScaled = D == KvDtype::FP8_E4M3 || D == KvDtype::INT8;
   constexpr bool kRoundProbs = D == KvDtype::F16 || D == KvDtype::BF16;  // an f16/bf16 kernel's P @ V
   const int64_t dim = args.head_dim, group = args.n_heads / args.n_kv_heads;
-  const int64_t begin = tile * kAttentionTile, end = std::min<int64_t>(int64_t(query.position) + 1, begin + kAttentionTile);
+  const int64_t begin = std::max<int64_t>(tile * kAttentionTile, query.first_position);
+  const int64_t end = std::min<int64_t>(int64_t(query.position) + 1, tile * kAttentionTile + kAttentionTile);
   const RowReader<D> reader;
   for (int64_t i = 0; i < query.n_heads; ++i, partial += dim + 2) {
     const int64_t kv_head = (query.first_head + i) / group;
@@ -157,14 +158,16 @@ void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const floa
 }
 
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
-                          const KvLayerView& kv, std::span<const BlockId> table, float* out_head) {
-  const int64_t n_tiles = attention_tiles(position);
+                          const KvLayerView& kv, std::span<const BlockId> table, float* out_head, int32_t first_position) {
+  const int64_t first_tile = first_attention_tile(first_position);
+  const int64_t n_tiles = attention_tiles(position) - first_tile;
   thread_local std::vector<float> scores, partials;
   scores.resize(size_t(kAttentionTile));
   partials.resize(size_t(n_tiles * attention_partial_floats(args, 1)));
-  const AttentionQuery query{q_head, head, 1, position};
+  const AttentionQuery query{q_head, head, 1, position, first_position};
   for (int64_t c = 0; c < n_tiles; ++c)
-    attention_tile(args, query, c, kv, table, scores.data(), partials.data() + c * attention_partial_floats(args, 1));
+    attention_tile(args, query, first_tile + c, kv, table, scores.data(),
+                   partials.data() + c * attention_partial_floats(args, 1));
   attention_merge(args, 1, partials.data(), n_tiles, out_head);
 }
 

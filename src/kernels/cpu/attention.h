@@ -23,13 +23,17 @@ namespace ridge::cpu {
 inline constexpr int64_t kAttentionTile = 256;  // positions per tile (a multiple of 16)
 
 inline int64_t attention_tiles(int32_t position) { return int64_t(position) / kAttentionTile + 1; }
+// The first tile a query whose history starts at first_position reads (sliding windows).
+inline int64_t first_attention_tile(int32_t first_position) { return int64_t(first_position) / kAttentionTile; }
 
 // Query heads first_head .. first_head + n_heads - 1 (all reading one KV head) of a token at
-// `position`, which attends to positions 0..position.
+// `position`, which attends to positions first_position..position (0 unless the layer has a
+// sliding window).
 struct AttentionQuery {
   const float* q;  // (n_heads, head_dim)
   int64_t first_head, n_heads;
   int32_t position;
+  int32_t first_position = 0;
 };
 
 // Floats of one tile's partial result for n_heads heads: per head [m, s, o (head_dim)].
@@ -47,7 +51,8 @@ void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const floa
 
 // One (token, query head), all tiles in order (tests; the CUDA kernels' oracle).
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
-                          const KvLayerView& kv, std::span<const BlockId> table, float* out_head);
+                          const KvLayerView& kv, std::span<const BlockId> table, float* out_head,
+                          int32_t first_position = 0);
 
 // x (n) f32 -> f16
 void store_f16(const float* x, int64_t n, uint16_t* out);

@@ -64,6 +64,11 @@ void heads_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int
       }
   }
 
+  // Positions before a sliding window's start were scored with the tile (sixteen at a time from
+  // block-aligned keys) and are dropped here: their probability is exactly 0.
+  const int64_t skip = std::max<int64_t>(0, int64_t(query.first_position) - begin);
+  for (int h = 0; h < NH; ++h) std::fill(scores + h * kAttentionTile, scores + h * kAttentionTile + skip, -INFINITY);
+
   // Per head: max, exponentials and their sum in the scalar kernel's order, then the probabilities
   // rounded to f16 sixteen at a time (vcvtps2ph rounds to nearest even, as round_to_f16 does).
   float max_score[NH];
@@ -71,9 +76,9 @@ void heads_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int
   for (int h = 0; h < NH; ++h) {
     float* s = scores + h * kAttentionTile;
     max_score[h] = -INFINITY;
-    for (int64_t j = 0; j < n; ++j) max_score[h] = std::max(max_score[h], s[j]);
+    for (int64_t j = skip; j < n; ++j) max_score[h] = std::max(max_score[h], s[j]);
     sum[h] = 0.0;
-    for (int64_t j = 0; j < n; ++j) sum[h] += double(s[j] = std::exp(s[j] - max_score[h]));
+    for (int64_t j = skip; j < n; ++j) sum[h] += double(s[j] = std::exp(s[j] - max_score[h]));
     for (int64_t j = 0; j < n; j += 16) {
       const __mmask16 m = __mmask16(n - j >= 16 ? 0xffff : (1u << (n - j)) - 1);
       const __m512 p = _mm512_maskz_loadu_ps(m, s + j);
@@ -84,7 +89,7 @@ void heads_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int
   __m512 out[NH][NV];
   for (auto& row : out)
     for (auto& o : row) o = _mm512_setzero_ps();
-  for (int64_t j = 0; j < n; ++j) {
+  for (int64_t j = skip; j < n; ++j) {
     const int64_t pos = begin + j;
     const auto* v = reinterpret_cast<const __m256i*>(kv.value_row(table[size_t(pos / bs)], pos % bs) + head_offset);
     __m512 vv[NV];

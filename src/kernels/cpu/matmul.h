@@ -22,12 +22,12 @@ struct MatmulJob {
 
 // Element-wise work fused into the matmul's activation pass: each token's row is transformed in a
 // small buffer and quantized from there, so the transformed matrix is never written out and read
-// back (and the work runs on every thread). The same bits as running ref::rms_norm / ref::swiglu first.
+// back (and the work runs on every thread). The same bits as running ref::rms_norm / ref::swiglu / ref::geglu first.
 struct MatmulPrologue {
-  enum class Kind { None, RmsNorm, SwiGlu } kind = Kind::None;
+  enum class Kind { None, RmsNorm, SwiGlu, GeGlu } kind = Kind::None;
   const float* norm_weight = nullptr;  // RmsNorm: the norm's weight (cols), with eps
   float eps = 0.0f;
-  const float* up = nullptr;  // SwiGlu: x is the gate; up (n_tokens, cols)
+  const float* up = nullptr;  // SwiGlu, GeGlu: x is the gate; up (n_tokens, cols)
 };
 
 // Buffers reused across calls (one per forward pass).

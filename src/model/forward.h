@@ -1,5 +1,6 @@
 #pragma once
-// The Llama-family forward pass (llama, mistral, qwen2): a plain loop over layers calling named kernels.
+// The CPU forward pass of every architecture (model/arch/registry.h): token embeddings, the
+// architecture's layer loop over the blocks below, the final norm and the vocabulary projection.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -13,6 +14,8 @@
 #include "kernels/ref/attention.h"
 #include "kv/kv_cache.h"
 #include "kv/kv_store.h"
+#include "model/arch/architecture.h"
+#include "model/moe_stats.h"
 #include "model/token_batch.h"
 #include "model/weights.h"
 
@@ -25,18 +28,18 @@ class LlamaMirrorForward;
 enum class Numerics { Native, Ggml };
 std::optional<Numerics> parse_numerics(std::string_view name);  // "native", "ggml"
 
-// The batch's token embeddings into x (n_tokens, n_embd), each token's position and run index.
-// Error on an id outside the vocabulary.
+// The batch's token embeddings into x (n_tokens, n_embd), scaled by spec.embedding_scale, each
+// token's position and run index. Error on an id outside the vocabulary.
 void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>& x, std::vector<int32_t>& positions,
                  std::vector<int32_t>& run_of);
 // rows(first token, count) for each run's tokens whose logits are wanted, in run order.
 void for_each_logits_rows(const TokenBatch& batch, const std::function<void(int64_t first, int64_t n)>& rows);
 
-class LlamaForward {
+class ModelForward final : private LayerPass {
  public:
   // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).
-  explicit LlamaForward(const Model& model, int n_threads = 0);
-  ~LlamaForward();
+  explicit ModelForward(const Model& model, int n_threads = 0);
+  ~ModelForward();
   int n_threads() const { return pool_->size(); }
   void set_threads(int n_threads);  // a new pool of n_threads (<= 0: the default as above)
   // Error when Ggml is asked for a model or CPU outside what the mirror covers.
@@ -56,23 +59,41 @@ class LlamaForward {
   // logits becomes (n_tokens, n_vocab) when all_logits, else (1, n_vocab) for the last token.
   void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits);
 
+  // Tokens routed to each expert so far (MoE models; empty otherwise).
+  const MoeStats& moe_stats() const { return moe_stats_; }
+
  private:
+  // The blocks (model/arch/layer_pass.h), over the current batch.
+  void attention(const LayerWeights& w, int64_t layer) override;
+  void dense_ffn(const LayerWeights& w) override;
+  void moe_ffn(const LayerWeights& w, int64_t layer) override;
+
   void check(const TokenBatch& batch, const KvStore& store) const;
-  void attention_block(const LayerWeights& layer, int64_t layer_index, const TokenBatch& batch, KvStore& store);
+  void qk_norm(const LayerWeights& w, int64_t n_tokens);
   void attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n_tokens,
               const std::function<std::span<const BlockId>(int64_t)>& blocks_of);
-  void ffn_block(const LayerWeights& layer, int64_t n_tokens);
+  // out (n_tokens, n_embd) = the gated FFN of x (n_tokens, n_embd) through gate/up/down, the input
+  // RMS-normalised by `norm` when present.
+  void gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
+                 const float* x, int64_t n_tokens, float* out);
+  // x_ += (post-normed) out
+  void add_residual(const float* out, const WeightRef& post_norm, int64_t n_tokens);
+  void route(const LayerWeights& w, int64_t n_tokens);
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
               const cpu::MatmulPrologue& prologue = {});
 
   const Model& model_;
+  const Architecture& arch_;
+  const TokenBatch* batch_ = nullptr;  // the batch being run
+  KvStore* store_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<LlamaMirrorForward> mirror_;  // set: the pass runs there
   cpu::MatmulScratch matmul_scratch_;
+  MoeStats moe_stats_;
   std::vector<float> scores_;    // per thread: one attention tile's scores for a KV group's heads
   std::vector<float> partials_;  // attention tiles' partial softmax results (kernels/cpu/attention.h)
   std::vector<int64_t> tile_base_;  // per token: index of its first tile in partials_ (split mode)
-  float rope_theta_scale_;
+  std::vector<int32_t> first_position_;  // per token: the first position its layer's window sees
   std::vector<float> rope_freq_factors_;  // (rope_dim / 2) or empty
   // Activations for the current batch of tokens.
   std::vector<float> x_;       // (n_tokens, n_embd) residual stream
@@ -86,6 +107,16 @@ class LlamaForward {
   std::vector<float> up_;      // (n_tokens, n_ff)
   std::vector<int32_t> positions_;  // (n_tokens)
   std::vector<int32_t> run_of_;     // (n_tokens) index of the token's run
+  // MoE routing of the current layer.
+  std::vector<float> router_logits_;    // (n_tokens, n_expert)
+  std::vector<int32_t> chosen_;         // (n_tokens, n_expert_used) expert ids
+  std::vector<float> chosen_weight_;    // (n_tokens, n_expert_used)
+  std::vector<int32_t> expert_tokens_;  // tokens grouped by expert (expert_begin_ offsets)
+  std::vector<int32_t> expert_slot_;    // parallel to expert_tokens_: the slot in chosen_ it came from
+  std::vector<int64_t> expert_begin_;   // (n_expert + 1)
+  std::vector<float> expert_in_;        // (tokens of one expert, n_embd) gathered inputs
+  std::vector<float> expert_out_;       // (tokens of one expert, n_embd)
+  std::vector<float> moe_out_;          // (n_tokens, n_embd)
 };
 
 }  // namespace ridge

@@ -1,0 +1,151 @@
+// The attention block of every architecture but MLA: RMSNorm fused into the Q/K/V matmul, biases,
+// QK-norm, RoPE at the layer's base, K/V written into the paged store, tiled attention over each
+// sequence's history (its sliding window when the layer has one), output projection, residual.
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/cpu/attention.h"
+#include "kernels/ref/norm.h"
+#include "kernels/ref/rope.h"
+#include "model/forward.h"
+
+namespace ridge {
+namespace {
+
+ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols, w.packed}; }
+cpu::MatmulJob job(const WeightRef& w, float* y) { return {as_matrix(w), y}; }
+const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
+
+void add_bias(float* x, const WeightRef& bias, int64_t n_tokens) {
+  if (!bias.present()) return;
+  const float* b = as_f32(bias);
+  for (int64_t t = 0; t < n_tokens; ++t)
+    for (int64_t i = 0; i < bias.cols; ++i) x[t * bias.cols + i] += b[i];
+}
+
+}  // namespace
+
+void ModelForward::qk_norm(const LayerWeights& w, int64_t n) {
+  const ModelSpec& s = model_.spec;
+  if (s.qk_norm == QkNorm::None) return;
+  const bool whole = s.qk_norm == QkNorm::Whole;
+  ref::rms_norm(q_.data(), as_f32(w.q_norm), whole ? n : n * s.n_head, whole ? s.q_dim() : s.head_dim, s.rms_eps,
+                q_.data());
+  ref::rms_norm(k_.data(), as_f32(w.k_norm), whole ? n : n * s.n_head_kv, whole ? s.kv_dim() : s.head_dim, s.rms_eps,
+                k_.data());
+}
+
+void ModelForward::attention(const LayerWeights& w, int64_t l) {
+  const ModelSpec& s = model_.spec;
+  const TokenBatch& batch = *batch_;
+  KvStore& store = *store_;
+  const auto n = int64_t(batch.tokens.size());
+  q_.resize(size_t(n * s.q_dim()));
+  k_.resize(size_t(n * s.kv_dim()));
+  v_.resize(size_t(n * s.kv_dim()));
+  attn_.resize(q_.size());
+  proj_.resize(x_.size());
+
+  // RMSNorm fused into the matmul's activation pass (kernels/cpu/matmul.h).
+  matmul({job(w.wq, q_.data()), job(w.wk, k_.data()), job(w.wv, v_.data())}, x_.data(), n,
+         {cpu::MatmulPrologue::Kind::RmsNorm, as_f32(w.attn_norm), s.rms_eps, nullptr});
+  add_bias(q_.data(), w.bq, n);
+  add_bias(k_.data(), w.bk, n);
+  add_bias(v_.data(), w.bv, n);
+  qk_norm(w, n);
+
+  const float theta_scale = std::pow(s.layer_rope_theta(l), -2.0f / float(s.rope_dim));
+  ref::RopeArgs rope{s.n_head, s.head_dim, s.rope_dim, s.rope_style == RopeStyle::NeoX, theta_scale,
+                     rope_freq_factors_.empty() ? nullptr : rope_freq_factors_.data()};
+  if (s.rope_scaling.type == RopeScaling::Type::Linear) rope.position_scale = 1.0f / s.rope_scaling.factor;
+  ref::rope(rope, positions_.data(), n, q_.data());
+  rope.n_heads = s.n_head_kv;
+  ref::rope(rope, positions_.data(), n, k_.data());
+
+  // Write the batch's K/V into its sequences' blocks, then attend over history + batch.
+  const int32_t block_size = store.layout().block_size;
+  auto blocks_of = [&](int64_t t) { return batch.runs[size_t(run_of_[size_t(t)])].blocks; };
+  pool_->parallel_for(n, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) {
+      const int32_t p = positions_[size_t(t)];
+      store.write(l, blocks_of(t)[size_t(p / block_size)], p % block_size, k_.data() + t * s.kv_dim(),
+                  v_.data() + t * s.kv_dim());
+    }
+  });
+  const int64_t window = s.layer_window(l);
+  first_position_.resize(size_t(n));
+  for (int64_t t = 0; t < n; ++t)
+    first_position_[size_t(t)] = window > 0 ? std::max<int32_t>(0, positions_[size_t(t)] - int32_t(window) + 1) : 0;
+  const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, s.scores_scale(), window};
+  attend(args, store.layer(l), n, blocks_of);
+
+  matmul({job(w.wo, proj_.data())}, attn_.data(), n);
+  add_residual(proj_.data(), w.post_attn_norm, n);
+}
+
+// Attention of every (token, KV group) over its history, tile by tile (kernels/cpu/attention.h).
+// Many tokens (prefill): each (token, KV group) is one part, its tiles computed in order into the
+// thread's partials and merged. Few tokens over long histories (decode): the tiles themselves are
+// the parts (flash-decoding), then a second pass merges each (token, KV group). Same bits either way.
+void ModelForward::attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n,
+                          const std::function<std::span<const BlockId>(int64_t)>& blocks_of) {
+  const int64_t group = args.n_heads / args.n_kv_heads, dim = args.head_dim;
+  const int64_t part = cpu::attention_partial_floats(args, group);
+  const int64_t n_threads = pool_->size(), n_pairs = n * args.n_kv_heads;
+  auto first_tile = [&](int64_t t) { return cpu::first_attention_tile(first_position_[size_t(t)]); };
+  auto tiles_of = [&](int64_t t) { return cpu::attention_tiles(positions_[size_t(t)]) - first_tile(t); };
+  int64_t max_tiles = 1;
+  for (int64_t t = 0; t < n; ++t) max_tiles = std::max(max_tiles, tiles_of(t));
+  scores_.resize(size_t(n_threads * group * cpu::kAttentionTile));
+  auto query = [&](int64_t t, int64_t kv_head) {
+    return cpu::AttentionQuery{q_.data() + (t * args.n_heads + kv_head * group) * dim, kv_head * group, group,
+                               positions_[size_t(t)], first_position_[size_t(t)]};
+  };
+  auto out_of = [&](int64_t t, int64_t kv_head) { return attn_.data() + (t * args.n_heads + kv_head * group) * dim; };
+
+  if (max_tiles == 1 || n_pairs >= 2 * n_threads) {
+    partials_.resize(size_t(n_threads * max_tiles * part));
+    pool_->run([&](int thread, int n_parts) {
+      float* scores = scores_.data() + thread * group * cpu::kAttentionTile;
+      float* partials = partials_.data() + thread * max_tiles * part;
+      const Range pairs = split_range(n_pairs, 1, thread, n_parts);
+      for (int64_t i = pairs.begin; i < pairs.end; ++i) {
+        const int64_t t = i / args.n_kv_heads, kv_head = i % args.n_kv_heads;
+        const cpu::AttentionQuery q = query(t, kv_head);
+        const int64_t first = first_tile(t), n_tiles = tiles_of(t);
+        for (int64_t c = 0; c < n_tiles; ++c)
+          cpu::attention_tile(args, q, first + c, kv, blocks_of(t), scores, partials + c * part);
+        cpu::attention_merge(args, group, partials, n_tiles, out_of(t, kv_head));
+      }
+    });
+    return;
+  }
+  tile_base_.resize(size_t(n + 1));
+  tile_base_[0] = 0;
+  for (int64_t t = 0; t < n; ++t) tile_base_[size_t(t + 1)] = tile_base_[size_t(t)] + args.n_kv_heads * tiles_of(t);
+  const int64_t n_items = tile_base_[size_t(n)];
+  partials_.resize(size_t(n_items * part));
+  pool_->run([&](int thread, int n_parts) {
+    float* scores = scores_.data() + thread * group * cpu::kAttentionTile;
+    const Range items = split_range(n_items, 1, thread, n_parts);
+    int64_t t = 0;
+    for (int64_t i = items.begin; i < items.end; ++i) {
+      while (tile_base_[size_t(t + 1)] <= i) ++t;
+      const int64_t n_tiles = tiles_of(t);
+      const int64_t within = i - tile_base_[size_t(t)], kv_head = within / n_tiles, c = within % n_tiles;
+      cpu::attention_tile(args, query(t, kv_head), first_tile(t) + c, kv, blocks_of(t), scores,
+                          partials_.data() + i * part);
+    }
+  });
+  pool_->run([&](int thread, int n_parts) {
+    const Range pairs = split_range(n_pairs, 1, thread, n_parts);
+    for (int64_t i = pairs.begin; i < pairs.end; ++i) {
+      const int64_t t = i / args.n_kv_heads, kv_head = i % args.n_kv_heads;
+      const int64_t n_tiles = tiles_of(t);
+      const float* first = partials_.data() + (tile_base_[size_t(t)] + kv_head * n_tiles) * part;
+      cpu::attention_merge(args, group, first, n_tiles, out_of(t, kv_head));
+    }
+  });
+}
+
+}  // namespace ridge

@@ -1,0 +1,46 @@
+// The dense FFN block (SwiGLU or GeGLU) and the residual add every block ends with.
+#include "kernels/ref/norm.h"
+#include "model/forward.h"
+
+namespace ridge {
+namespace {
+
+cpu::MatmulJob job(const WeightRef& w, float* y) { return {{w.type, w.data, w.rows, w.cols, w.packed}, y}; }
+const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
+
+}  // namespace
+
+void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
+                             const float* x, int64_t n, float* out) {
+  const ModelSpec& s = model_.spec;
+  gate_.resize(size_t(n * gate.rows));
+  up_.resize(gate_.size());
+  // RMSNorm and the activation fused into the activation passes of the matmuls that read them.
+  cpu::MatmulPrologue in;
+  if (norm) in = {cpu::MatmulPrologue::Kind::RmsNorm, as_f32(*norm), s.rms_eps, nullptr};
+  matmul({job(gate, gate_.data()), job(up, up_.data())}, x, n, in);
+  const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
+                                                            : cpu::MatmulPrologue::Kind::SwiGlu;
+  matmul({job(down, out)}, gate_.data(), n, {act, nullptr, 0.0f, up_.data()});
+}
+
+void ModelForward::add_residual(const float* out, const WeightRef& post_norm, int64_t n) {
+  const ModelSpec& s = model_.spec;
+  const int64_t size = n * s.n_embd;
+  if (post_norm.present()) {
+    // The normalised copy goes to xn_ (free between blocks), so `out` stays as it was.
+    xn_.resize(size_t(size));
+    ref::rms_norm(out, as_f32(post_norm), n, s.n_embd, s.rms_eps, xn_.data());
+    out = xn_.data();
+  }
+  for (int64_t i = 0; i < size; ++i) x_[size_t(i)] += out[i];
+}
+
+void ModelForward::dense_ffn(const LayerWeights& w) {
+  const auto n = int64_t(batch_->tokens.size());
+  proj_.resize(x_.size());
+  gated_ffn(w.w_gate, w.w_up, w.w_down, &w.ffn_norm, x_.data(), n, proj_.data());
+  add_residual(proj_.data(), w.post_ffn_norm, n);
+}
+
+}  // namespace ridge

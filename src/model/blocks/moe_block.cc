@@ -1,0 +1,104 @@
+// The mixture-of-experts FFN block. The router picks each token's top-k experts; the batch's tokens
+// are then grouped by expert, so each chosen expert's matrices are read once per step for all the
+// tokens routed to it (a grouped GEMM of M = its token count), and an expert no token chose is
+// not read at all. Each token's expert outputs are summed in expert order, which does not depend
+// on what else is in the batch.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "kernels/ref/activation.h"
+#include "kernels/ref/norm.h"
+#include "model/forward.h"
+
+namespace ridge {
+namespace {
+
+cpu::MatmulJob job(const WeightRef& w, float* y) { return {{w.type, w.data, w.rows, w.cols, w.packed}, y}; }
+const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+
+}  // namespace
+
+// chosen_ / chosen_weight_ for each token, then the tokens grouped by expert.
+void ModelForward::route(const LayerWeights& w, int64_t n) {
+  const ModelSpec& s = model_.spec;
+  const int64_t n_exp = s.n_expert, k = s.n_expert_used;
+  router_logits_.resize(size_t(n * n_exp));
+  matmul({job(w.router, router_logits_.data())}, xn_.data(), n);
+  chosen_.resize(size_t(n * k));
+  chosen_weight_.resize(size_t(n * k));
+  std::vector<int32_t> order(static_cast<size_t>(n_exp));
+  std::vector<float> selection(static_cast<size_t>(n_exp));
+  for (int64_t t = 0; t < n; ++t) {
+    float* probs = router_logits_.data() + t * n_exp;
+    if (s.expert_gating == ExpertGating::Softmax) ref::softmax(probs, 1, n_exp);
+    else for (int64_t e = 0; e < n_exp; ++e) probs[e] = sigmoid(probs[e]);
+    // The bias (DeepSeek-V3) steers the choice only; the weights are the unbiased probabilities.
+    for (int64_t e = 0; e < n_exp; ++e) selection[size_t(e)] = probs[e] + (w.router_bias.present() ? as_f32(w.router_bias)[e] : 0.0f);
+    std::iota(order.begin(), order.end(), 0);
+    // Ties go to the lower expert id, so the choice is the same wherever the token is batched.
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
+      return selection[size_t(a)] > selection[size_t(b)] || (selection[size_t(a)] == selection[size_t(b)] && a < b);
+    });
+    float sum = 0.0f;
+    for (int64_t i = 0; i < k; ++i) sum += probs[order[size_t(i)]];
+    const float norm = s.expert_weights_norm ? 1.0f / std::max(sum, 6.103515625e-5f) : 1.0f;
+    for (int64_t i = 0; i < k; ++i) {
+      chosen_[size_t(t * k + i)] = order[size_t(i)];
+      chosen_weight_[size_t(t * k + i)] = probs[order[size_t(i)]] * norm * s.expert_weights_scale;
+    }
+  }
+  // Counting sort of the (token, slot) pairs by expert; within an expert, tokens stay in order.
+  expert_begin_.assign(size_t(n_exp + 1), 0);
+  for (int32_t e : chosen_) ++expert_begin_[size_t(e + 1)];
+  for (int64_t e = 0; e < n_exp; ++e) expert_begin_[size_t(e + 1)] += expert_begin_[size_t(e)];
+  expert_tokens_.resize(chosen_.size());
+  expert_slot_.resize(chosen_.size());
+  std::vector<int64_t> fill(expert_begin_.begin(), expert_begin_.end() - 1);
+  for (int64_t i = 0; i < int64_t(chosen_.size()); ++i) {
+    const int64_t at = fill[size_t(chosen_[size_t(i)])]++;
+    expert_tokens_[size_t(at)] = int32_t(i / k);
+    expert_slot_[size_t(at)] = int32_t(i);
+  }
+}
+
+void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
+  const ModelSpec& s = model_.spec;
+  const auto n = int64_t(batch_->tokens.size());
+  const int64_t d = s.n_embd;
+  ref::rms_norm(x_.data(), as_f32(w.ffn_norm), n, d, s.rms_eps, xn_.data());
+  route(w, n);
+  moe_out_.assign(size_t(n * d), 0.0f);
+  for (int64_t e = 0; e < s.n_expert; ++e) {
+    const int64_t begin = expert_begin_[size_t(e)], m = expert_begin_[size_t(e + 1)] - begin;
+    if (m == 0) continue;
+    moe_stats_.add(l, e, uint64_t(m));
+    expert_in_.resize(size_t(m * d));
+    expert_out_.resize(size_t(m * d));
+    for (int64_t i = 0; i < m; ++i)
+      std::copy_n(xn_.data() + expert_tokens_[size_t(begin + i)] * d, d, expert_in_.data() + i * d);
+    const ExpertWeights& ex = w.experts[size_t(e)];
+    gated_ffn(ex.w_gate, ex.w_up, ex.w_down, nullptr, expert_in_.data(), m, expert_out_.data());
+    for (int64_t i = 0; i < m; ++i) {
+      const float weight = chosen_weight_[size_t(expert_slot_[size_t(begin + i)])];
+      float* out = moe_out_.data() + expert_tokens_[size_t(begin + i)] * d;
+      const float* y = expert_out_.data() + i * d;
+      for (int64_t j = 0; j < d; ++j) out[j] += weight * y[j];
+    }
+  }
+  if (w.shared_gate.present()) {
+    proj_.resize(size_t(n * d));
+    gated_ffn(w.shared_gate, w.shared_up, w.shared_down, nullptr, xn_.data(), n, proj_.data());
+    std::vector<float> gate(static_cast<size_t>(n), 1.0f);
+    if (w.shared_router.present()) {
+      matmul({job(w.shared_router, gate.data())}, xn_.data(), n);
+      for (float& g : gate) g = sigmoid(g);
+    }
+    for (int64_t t = 0; t < n; ++t)
+      for (int64_t j = 0; j < d; ++j) moe_out_[size_t(t * d + j)] += gate[size_t(t)] * proj_[size_t(t * d + j)];
+  }
+  add_residual(moe_out_.data(), WeightRef{}, n);
+}
+
+}  // namespace ridge

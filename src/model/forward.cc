@@ -1,0 +1,159 @@
+#include "model/forward.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include <omp.h>
+
+#include "core/error.h"
+#include "kernels/ref/activation.h"
+#include "kernels/cpu/attention.h"
+#include "kernels/ref/dequant.h"
+#include "kernels/ref/norm.h"
+#include "kernels/ref/rope.h"
+#include "model/arch/registry.h"
+#include "model/llama_mirror.h"
+#include "model/rope_freqs.h"
+
+namespace ridge {
+
+ModelForward::ModelForward(const Model& model, int n_threads) : model_(model), arch_(architecture_of(model.spec.arch)) {
+  set_threads(n_threads);
+  const auto& freqs = model.weights.rope_freqs;
+  rope_freq_factors_ = rope_freq_factors(model.spec, freqs.present() ? static_cast<const float*>(freqs.data) : nullptr);
+  if (model.spec.is_moe()) moe_stats_.reset(model.spec.n_layer, model.spec.n_expert);
+}
+
+ModelForward::~ModelForward() = default;
+
+std::optional<Numerics> parse_numerics(std::string_view name) {
+  if (name == "native") return Numerics::Native;
+  if (name == "ggml") return Numerics::Ggml;
+  return std::nullopt;
+}
+
+void ModelForward::set_numerics(Numerics numerics) {
+  const std::string& a = model_.spec.arch;
+  if (numerics == Numerics::Ggml && ((a != "llama" && a != "mistral" && a != "qwen2") || model_.spec.is_moe()))
+    fail("--numerics ggml covers dense llama, mistral and qwen2 models, not {}", a);
+  mirror_ = numerics == Numerics::Ggml ? std::make_unique<LlamaMirrorForward>(model_) : nullptr;
+}
+
+void ModelForward::set_threads(int n_threads) {
+  pool_ = std::make_unique<ThreadPool>(n_threads > 0 ? n_threads : omp_get_max_threads());
+}
+
+KvCache ModelForward::make_cache(int64_t n_ctx, KvDtype dtype) const {
+  return KvCache(model_.spec.n_layer, n_ctx, model_.spec.n_head_kv, model_.spec.head_dim, dtype);
+}
+
+KvLayout ModelForward::kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const {
+  return {model_.spec.n_layer, model_.spec.n_head_kv, model_.spec.head_dim, block_size, n_blocks, dtype};
+}
+
+int64_t logits_rows(const TokenBatch& batch) {
+  int64_t rows = 0;
+  for (const SequenceRun& run : batch.runs)
+    rows += run.logits == LogitsWanted::All ? run.n_tokens : run.logits == LogitsWanted::Last ? 1 : 0;
+  return rows;
+}
+
+void for_each_logits_rows(const TokenBatch& batch, const std::function<void(int64_t first, int64_t n)>& rows) {
+  for (int64_t r = 0, t0 = 0; r < int64_t(batch.runs.size()); t0 += batch.runs[size_t(r)].n_tokens, ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    if (run.logits == LogitsWanted::All) rows(t0, run.n_tokens);
+    if (run.logits == LogitsWanted::Last) rows(t0 + run.n_tokens - 1, 1);
+  }
+}
+
+void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>& x, std::vector<int32_t>& positions,
+                 std::vector<int32_t>& run_of) {
+  const ModelSpec& s = model.spec;
+  const WeightRef& embd = model.weights.token_embd;
+  const auto n = int64_t(batch.tokens.size());
+  x.resize(size_t(n * s.n_embd));
+  positions.resize(size_t(n));
+  run_of.resize(size_t(n));
+  for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    for (int64_t i = 0; i < run.n_tokens; ++i, ++t) {
+      const int32_t id = batch.tokens[size_t(t)];
+      if (id < 0 || id >= s.n_vocab) fail("token id {} is outside the vocabulary of {}", id, s.n_vocab);
+      float* row = x.data() + t * s.n_embd;
+      if (embd.packed) {
+        cpu::dequantize_packed_row(embd.type, embd.data, embd.rows, s.n_embd, id, row);
+      } else {
+        ref::dequantize_row(embd.type, embd.row(id), row, s.n_embd);
+      }
+      if (s.embedding_scale != 1.0f)
+        for (int64_t d = 0; d < s.n_embd; ++d) row[d] *= s.embedding_scale;
+      positions[size_t(t)] = int32_t(run.first_position + i);
+      run_of[size_t(t)] = int32_t(r);
+    }
+  }
+}
+
+void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits) {
+  const auto n = int64_t(tokens.size());
+  if (cache.size() + n > cache.capacity())
+    fail("{} tokens at position {} exceed the context of {} tokens", n, cache.size(), cache.capacity());
+  const SequenceRun run{n, cache.size(), cache.block_table(), all_logits ? LogitsWanted::All : LogitsWanted::Last};
+  forward(TokenBatch{tokens, std::span(&run, 1)}, cache.store(), logits);
+  cache.resize(cache.size() + n);
+}
+
+void ModelForward::check(const TokenBatch& batch, const KvStore& store) const {
+  const KvLayout& kv = store.layout();
+  if (kv.n_layer != model_.spec.n_layer || kv.n_kv_heads != model_.spec.n_head_kv || kv.head_dim != model_.spec.head_dim)
+    fail("the KV store's shape does not match the model");
+  int64_t n = 0;
+  for (const SequenceRun& run : batch.runs) {
+    if (run.n_tokens <= 0 || run.first_position < 0) fail("a sequence run needs tokens and a position >= 0");
+    const int64_t end = run.first_position + run.n_tokens;
+    if (int64_t(run.blocks.size()) * kv.block_size < end)
+      fail("{} KV blocks of {} tokens cannot hold position {}", run.blocks.size(), kv.block_size, end - 1);
+    for (int64_t b = 0; b < (end + kv.block_size - 1) / kv.block_size; ++b)
+      if (run.blocks[size_t(b)] < 0 || run.blocks[size_t(b)] >= kv.n_blocks)
+        fail("KV block {} is outside the pool of {}", run.blocks[size_t(b)], kv.n_blocks);
+    n += run.n_tokens;
+  }
+  if (n == 0) fail("forward needs at least one token");
+  if (n != int64_t(batch.tokens.size())) fail("the batch has {} tokens but its runs cover {}", batch.tokens.size(), n);
+}
+
+void ModelForward::forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits) {
+  const ModelSpec& s = model_.spec;
+  const auto& w = model_.weights;
+  check(batch, store);
+  if (mirror_) {
+    mirror_->forward(batch, store, logits, *pool_);
+    return;
+  }
+  batch_ = &batch;
+  store_ = &store;
+  embed_batch(model_, batch, x_, positions_, run_of_);
+  xn_.resize(x_.size());
+  for (int64_t l = 0; l < s.n_layer; ++l) arch_.layer(*this, s, w.layers[size_t(l)], l);
+
+  // Only the rows whose logits are wanted go through the final norm and the vocabulary projection.
+  const int64_t n_out = logits_rows(batch);
+  logits.resize(size_t(n_out * s.n_vocab));
+  if (n_out == 0) return;
+  int64_t out = 0;
+  for_each_logits_rows(batch, [&](int64_t first, int64_t rows) {
+    ref::rms_norm(x_.data() + first * s.n_embd, static_cast<const float*>(w.output_norm.data), rows, s.n_embd,
+                  s.rms_eps, xn_.data() + out * s.n_embd);
+    out += rows;
+  });
+  matmul({{ref::WeightMatrix{w.output.type, w.output.data, w.output.rows, w.output.cols, w.output.packed}, logits.data()}},
+         xn_.data(), n_out);
+  if (s.final_logit_softcap > 0.0f) ref::softcap(logits.data(), int64_t(logits.size()), s.final_logit_softcap);
+}
+
+void ModelForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
+                          const cpu::MatmulPrologue& prologue) {
+  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_, cpu::active_isa(), prologue);
+}
+
+}  // namespace ridge
