@@ -73,3 +73,8 @@ fi
 # they are skipped (and say why) if this fails.
 $PY "$(dirname "$0")/fetch_model.py" qwen2.5-coder-0.5b >/dev/null ||
   echo "warning: qwen2.5-coder-0.5b could not be fetched; the tool-calling tests on it will be skipped" >&2
+
+# Gemma 3 270M (architecture gemma3) for its conformance test against llama.cpp; skipped (and says
+# why) if this fails.
+$PY "$(dirname "$0")/fetch_model.py" gemma3-270m >/dev/null ||
+  echo "warning: gemma3-270m could not be fetched; its conformance test will be skipped" >&2

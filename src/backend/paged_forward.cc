@@ -15,6 +15,7 @@ class CpuPagedForward final : public PagedForward {
   int64_t kv_bytes() const override { return store_.bytes(); }
   void copy_block(BlockId src, BlockId dst) override { store_.copy_block(src, dst); }
   void forward(const TokenBatch& batch, std::vector<float>& logits) override { forward_.forward(batch, store_, logits); }
+  const MoeStats* moe_stats() const override { return spec().is_moe() ? &forward_.moe_stats() : nullptr; }
 
  private:
   ModelForward forward_;

@@ -8,6 +8,7 @@
 
 #include "backend/device.h"
 #include "kv/kv_store.h"
+#include "model/moe_stats.h"
 #include "model/token_batch.h"
 
 namespace ridge {
@@ -31,6 +32,8 @@ class PagedForward {
   virtual void copy_block(BlockId src, BlockId dst) = 0;
   // ModelForward::forward's contract over the owned KV store: logits (logits_rows(batch), n_vocab).
   virtual void forward(const TokenBatch& batch, std::vector<float>& logits) = 0;
+  // Tokens routed to each expert of each MoE layer so far; nullptr for dense models.
+  virtual const MoeStats* moe_stats() const { return nullptr; }
 };
 
 // The CPU pass: ModelForward over a KvStore.

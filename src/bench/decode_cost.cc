@@ -15,16 +15,31 @@ ModelCost model_cost(const Model& model) {
   const ModelSpec& s = model.spec;
   const ModelWeights& w = model.weights;
   ModelCost c;
+  int64_t inactive_expert_bytes = 0;  // stored but not read by one token's decode
   for (const LayerWeights& l : w.layers) {
-    for (const WeightRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down}) {
+    for (const WeightRef* m : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router, &l.shared_gate,
+                               &l.shared_up, &l.shared_down, &l.shared_router}) {
       c.weight_bytes_per_token += bytes_of(*m);
       c.matmul_params += params_of(*m);
     }
-    for (const WeightRef* v : {&l.attn_norm, &l.ffn_norm, &l.bq, &l.bk, &l.bv}) c.weight_bytes_per_token += bytes_of(*v);
+    for (const WeightRef* v : {&l.attn_norm, &l.ffn_norm, &l.bq, &l.bk, &l.bv, &l.q_norm, &l.k_norm, &l.post_attn_norm,
+                               &l.post_ffn_norm})
+      c.weight_bytes_per_token += bytes_of(*v);
+    // A token reads n_expert_used experts of a MoE layer (which ones varies; their sizes do not).
+    for (size_t e = 0; e < l.experts.size(); ++e) {
+      int64_t bytes = 0;
+      for (const WeightRef* m : {&l.experts[e].w_gate, &l.experts[e].w_up, &l.experts[e].w_down}) {
+        bytes += bytes_of(*m);
+        if (int64_t(e) < s.n_expert_used) c.matmul_params += params_of(*m);
+      }
+      if (int64_t(e) < s.n_expert_used) c.weight_bytes_per_token += bytes;
+      else inactive_expert_bytes += bytes;
+    }
   }
   c.weight_bytes_per_token += bytes_of(w.output) + bytes_of(w.output_norm) + w.token_embd.row_bytes();
   c.matmul_params += params_of(w.output);
-  c.file_weight_bytes = c.weight_bytes_per_token - w.token_embd.row_bytes() + (s.tied_embeddings ? 0 : bytes_of(w.token_embd));
+  c.file_weight_bytes = c.weight_bytes_per_token - w.token_embd.row_bytes() + (s.tied_embeddings ? 0 : bytes_of(w.token_embd)) +
+                        inactive_expert_bytes;
   c.kv_bytes_per_position = 2 * s.n_layer * s.kv_dim() * kKvElementBytes;
   c.attention_flops_per_position = 2 * 2 * s.n_layer * s.q_dim();  // q·k and p·v, a multiply-add each
   return c;

@@ -10,9 +10,10 @@ namespace ridge::bench {
 struct ModelCost {
   int64_t weight_bytes_per_token = 0;  // every matrix once (the output matrix included: tied
                                        // embeddings are read once, as the output), norms, biases,
-                                       // and one embedding row for the lookup
+                                       // one embedding row for the lookup, and of a MoE layer only
+                                       // the n_expert_used experts a token runs (its active parameters)
   int64_t kv_bytes_per_position = 0;   // K and V of one cached position, all layers (read by attention)
-  int64_t matmul_params = 0;           // weights multiplied per token (layers and output)
+  int64_t matmul_params = 0;           // weights multiplied per token (layers and output; active experts)
   int64_t attention_flops_per_position = 0;  // QK and PV per cached position attended, all layers
   int64_t file_weight_bytes = 0;       // all weights as stored (the model's size)
 };

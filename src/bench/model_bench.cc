@@ -50,6 +50,7 @@ class ModelRunner {
 
   const Model& model() const { return model_; }
   void set_threads(int threads) { forward_.set_threads(threads); }
+  const MoeStats& moe_stats() const { return forward_.moe_stats(); }
 
   // Seconds for one forward pass of n random tokens on an empty cache.
   double prefill(int64_t n) {
@@ -85,6 +86,13 @@ std::string layer_type(const Model& model) {
   const WeightRef& up = model.weights.layers[0].w_up;
   if (!up.recoded_from) return std::string(dtype_name(up.type));
   return fmt::format("{}>{}", dtype_name(*up.recoded_from), dtype_name(up.type));
+}
+
+// The expert counts the test added (warm-up and timed runs).
+void record_experts(BenchResult& r, const std::vector<uint64_t>& before, const MoeStats& stats) {
+  r.expert_tokens = stats.per_expert();
+  for (size_t e = 0; e < r.expert_tokens.size(); ++e) r.expert_tokens[e] -= before[e];
+  r.expert_imbalance = stats.worst_imbalance();
 }
 
 BenchResult describe(const std::string& path, const Model& model, const ModelCost& cost, int threads, std::string test,
@@ -129,6 +137,7 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
       // A warm-up run, then `reps` timed runs of one test.
       auto measure = [&](BenchResult& r, const auto& warm_up, const auto& timed_seconds) {
         const std::string label = fmt::format("{} t={} {}", r.model, threads, r.test);
+        const std::vector<uint64_t> before = runner.moe_stats().per_expert();
         progress.set_note(label + " warm-up");
         warm_up();
         progress.advance(1);
@@ -138,6 +147,7 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
           progress.advance(1);
         }
         summarise(r);
+        record_experts(r, before, runner.moe_stats());
       };
       for (int64_t n : o.n_prompt) {
         if (n <= 0) continue;
@@ -173,6 +183,10 @@ nlohmann::json to_json(const BenchResult& r) {
     j["bandwidth_fraction"] = r.bandwidth_fraction ? nlohmann::json(*r.bandwidth_fraction) : nlohmann::json(nullptr);
   } else {
     j["gflops"] = r.gflops;
+  }
+  if (!r.expert_tokens.empty()) {
+    j["expert_tokens"] = r.expert_tokens;
+    j["expert_imbalance"] = r.expert_imbalance;
   }
   return j;
 }

@@ -38,6 +38,10 @@ struct BenchResult {
   std::optional<double> bandwidth_fraction;  // of the probe's read bandwidth at these threads
   // Prefill: arithmetic rate.
   double gflops = 0;
+  // MoE models: tokens routed to each expert during this test (summed over layers) and the
+  // hottest expert over the mean in the worst layer.
+  std::vector<uint64_t> expert_tokens;
+  double expert_imbalance = 0;
 };
 
 // Runs every (model, threads, test) combination with a progress bar on stderr.

@@ -2,6 +2,7 @@
 // them, for one or more models and thread counts: mean ± stddev over repetitions, and for each
 // generation figure the bandwidth it achieves against the probe's measured read bandwidth.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 
@@ -37,6 +38,13 @@ void print_table(const std::vector<bench::BenchResult>& results, bool have_profi
     // fmt pads by characters, so "±" keeps the columns straight.
     fmt::print("| {:<32} | {:<9} | {:>10} | {:>7} | {:>7} | {:>18} | {:>8} | {:>8} |\n", r.model, r.weight_type,
                human_bytes(r.model_bytes), r.threads, r.test, speed, rate, fraction);
+  }
+  for (const auto& r : results) {
+    if (r.expert_tokens.empty() || r.test.rfind("tg", 0) != 0) continue;
+    fmt::print("\n{} {}: decode reads {} per token (the active parameters and KV) of {} stored; tokens per expert {}, "
+               "hottest/mean {:.2f} in the worst layer\n",
+               r.model, r.test, human_bytes(int64_t(r.bytes_per_token)), human_bytes(r.model_bytes),
+               fmt::join(r.expert_tokens, " "), r.expert_imbalance);
   }
   if (!have_profile) std::printf("\n(no machine profile: run `ridge probe` to see each figure against measured bandwidth)\n");
 }

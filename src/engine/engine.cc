@@ -12,6 +12,7 @@
 #include "engine/grammar_step.h"
 #include "engine/stop_strings.h"
 #include "kv/kv_store.h"
+#include "model/kv_shape.h"
 
 namespace ridge {
 namespace {
@@ -42,7 +43,7 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
   if (c.max_num_seqs <= 0) fail("--max-num-seqs must be positive, got {}", c.max_num_seqs);
   if (c.max_batched_tokens <= 0) fail("--max-batched-tokens must be positive, got {}", c.max_batched_tokens);
   if (c.prefill_chunk < 0) fail("--prefill-chunk must be 0 or positive, got {}", c.prefill_chunk);
-  const KvLayout layout{s.n_layer, s.n_head_kv, s.head_dim, c.block_size, 1, c.kv_dtype};
+  const KvLayout layout = kv_layout_of(s, c.block_size, 1, c.kv_dtype);
   KvMemoryInputs in{layout.bytes_per_token_per_layer(), s.n_layer, c.kv_memory_bytes, c.block_size, c.n_ctx};
   if (c.kv_memory_bytes <= 0) {
     // Enough for every running sequence at full length, but at most a fifth of the machine's memory.
@@ -465,6 +466,10 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
     s.step_seconds += step_seconds;
     s.last_batch_tokens = plan->n_tokens;
     s.last_batch_seqs = int64_t(plan->requests.size());
+  }
+  if (const MoeStats* moe = forward_->moe_stats()) {
+    s.moe_expert_tokens = moe->per_expert();
+    s.moe_layer_imbalance = moe->worst_imbalance();
   }
   std::lock_guard lock(mutex_);
   s.waiting = c.waiting + int64_t(inbox_.size());

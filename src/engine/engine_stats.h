@@ -2,6 +2,7 @@
 // A snapshot of the engine's counters and gauges (what /metrics and the batch report show).
 #include <array>
 #include <cstdint>
+#include <vector>
 
 namespace ridge {
 
@@ -44,6 +45,9 @@ struct EngineStats {
   int64_t spec_draft_tokens = 0;      // draft tokens verified
   int64_t spec_accepted_tokens = 0;   // ... and kept
   std::array<int64_t, 16> spec_accepted_per_pos{};  // kept, by position in the draft (0: the first)
+  // Mixture of experts: tokens routed to each expert, summed over the MoE layers (empty: dense).
+  std::vector<uint64_t> moe_expert_tokens;
+  double moe_layer_imbalance = 0;  // the hottest expert's tokens over the mean, worst layer
 };
 
 }  // namespace ridge

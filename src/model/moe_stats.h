@@ -1,6 +1,7 @@
 #pragma once
 // How many tokens each expert of each MoE layer has been routed, so a hot expert is visible
 // (`/metrics`, `ridge bench`).
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -23,6 +24,16 @@ struct MoeStats {
     for (int64_t l = 0; l < n_layer; ++l)
       for (int64_t e = 0; e < n_expert; ++e) out[size_t(e)] += of(l, e);
     return out;
+  }
+  // max / mean of a layer's expert counts, the largest over layers (1 = perfectly balanced; 0: nothing routed).
+  double worst_imbalance() const {
+    double worst = 0;
+    for (int64_t l = 0; l < n_layer; ++l) {
+      uint64_t max = 0, sum = 0;
+      for (int64_t e = 0; e < n_expert; ++e) max = std::max(max, of(l, e)), sum += of(l, e);
+      if (sum > 0) worst = std::max(worst, double(max) * double(n_expert) / double(sum));
+    }
+    return worst;
   }
 };
 

@@ -104,6 +104,13 @@ void ServeMetrics::mirror(const EngineStats& s) {
           .set(double(s.spec_accepted_per_pos[i]));
   r.counter("ridge:grammar_dead_ends_total", "Requests ended because their grammar allowed no token.")
       .set(double(s.grammar_dead_ends));
+  for (size_t e = 0; e < s.moe_expert_tokens.size(); ++e)
+    r.counter("ridge:moe_expert_tokens_total", "Tokens routed to each expert, summed over the MoE layers.",
+              {{"expert", std::to_string(e)}})
+        .set(double(s.moe_expert_tokens[e]));
+  if (!s.moe_expert_tokens.empty())
+    r.gauge("ridge:moe_expert_imbalance", "The hottest expert's tokens over the mean, in the worst layer (1 = balanced).")
+        .set(s.moe_layer_imbalance);
 }
 
 void ServeMetrics::observe_grammar_compile(double seconds, bool ok) {
@@ -143,6 +150,7 @@ nlohmann::json ServeMetrics::json(const EngineStats& s) {
       {"spec_decode", {{"drafts", s.spec_drafts}, {"draft_tokens", s.spec_draft_tokens},
                        {"accepted_tokens", s.spec_accepted_tokens},
                        {"acceptance_rate", s.spec_draft_tokens ? double(s.spec_accepted_tokens) / double(s.spec_draft_tokens) : 0.0}}},
+      {"moe", {{"expert_tokens", s.moe_expert_tokens}, {"imbalance", s.moe_layer_imbalance}}},
       {"prompt_tokens_total", prompt_tokens_.value()},
       {"generation_tokens_total", generation_tokens_.value()},
       {"requests", {{"stop", finished_stop_.value()}, {"length", finished_length_.value()}, {"abort", finished_abort_.value()}}},

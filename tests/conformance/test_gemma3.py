@@ -14,7 +14,7 @@ import pytest
 llama_cpp = pytest.importorskip("llama_cpp")
 
 from llama_oracle import LlamaOracle  # noqa: E402
-from test_forward import PROMPTS, log_softmax, ridge_logits, tokenize  # noqa: E402
+from test_forward import NEAR_TIE, PROMPTS, first_difference, log_softmax, ridge_logits, tie_gap, tokenize  # noqa: E402
 from test_tokenizer import CORPUS, MODES, TEXTS, ridge_jsonl  # noqa: E402
 
 
@@ -82,12 +82,16 @@ def test_next_token_distributions_match_llama_cpp(ridge_bin, gemma_model, oracle
 
 @pytest.mark.parametrize("prompt", ["The capital of France is", "def fibonacci(n):\n", "Once upon a time"])
 def test_greedy_continuation_matches_llama_cpp(ridge_bin, gemma_model, oracle, prompt):
+    """Identical, or departing only where llama.cpp's own top two logits are a near-tie (a rounding
+    difference flips those; a real error departs where llama.cpp clearly prefers its token)."""
     ids = tokenize(oracle, prompt)
-    expected = oracle.greedy(ids, 24)
-    run = subprocess.run([ridge_bin, "run", "-m", gemma_model, "--tokens", ",".join(map(str, ids)), "-n", "24",
+    expected = oracle.greedy(ids, 32)
+    run = subprocess.run([ridge_bin, "run", "-m", gemma_model, "--tokens", ",".join(map(str, ids)), "-n", "32",
                           "--ignore-eos", "--json"], check=True, capture_output=True, text=True)
     got = json.loads(run.stdout)["tokens"]
-    assert got == expected
+    gap = tie_gap(oracle, ids, expected, got)
+    print(f"\n{prompt!r}: first difference {first_difference(expected, got)}, llama.cpp's margin there {gap}")
+    assert gap is None or abs(gap) <= NEAR_TIE
 
 
 def test_chat_format_renders_as_llama_cpp_renders_gemma(ridge_bin, gemma_model):
