@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds llama.cpp's tools (llama-bench, llama-server, llama-batched-bench, llama-speculative,
+# llama-quantize) for this CPU, as ../shared/BENCHMARKING.md prescribes for speed comparisons:
+# GGML_NATIVE off with the ISA spelled out (its AMX path faults on these virtual machines), from
+# the llama-cpp-python 0.3.36 source tree. Benchmark-only; nothing in ridge links it.
+#
+#   tools/build_llama_cpp.sh [JOBS]     -> $RIDGE_HOME/llama.cpp/build-avx512/bin/...
+set -euo pipefail
+JOBS=${1:-$(nproc)}
+HOME_DIR=${RIDGE_HOME:-$HOME/.cache/ridge}
+SRC=$HOME_DIR/llama.cpp/src
+BUILD=$HOME_DIR/llama.cpp/build-avx512
+if [ -x "$BUILD/bin/llama-bench" ] && [ -x "$BUILD/bin/llama-server" ]; then
+  echo "$BUILD/bin"
+  exit 0
+fi
+if [ ! -f "$SRC/CMakeLists.txt" ]; then
+  tmp=$(mktemp -d)
+  python3 -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: "llama-cpp-python==0.3.36" -d "$tmp"
+  tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"
+  mkdir -p "$(dirname "$SRC")"
+  rm -rf "$SRC" && mv "$tmp"/llama_cpp_python-*/vendor/llama.cpp "$SRC"
+  rm -rf "$tmp"
+fi
+isa=(-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
+if grep -q avx512f /proc/cpuinfo; then
+  isa+=(-DGGML_AVX512=ON)
+  grep -q avx512_vnni /proc/cpuinfo && isa+=(-DGGML_AVX512_VNNI=ON)
+  grep -q avx512vbmi /proc/cpuinfo && isa+=(-DGGML_AVX512_VBMI=ON)
+  grep -q avx512_bf16 /proc/cpuinfo && isa+=(-DGGML_AVX512_BF16=ON)
+fi
+grep -q avx_vnni /proc/cpuinfo && isa+=(-DGGML_AVX_VNNI=ON)
+cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF "${isa[@]}" \
+  -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
+cmake --build "$BUILD" -j "$JOBS" --target llama-bench llama-server llama-batched-bench llama-speculative llama-quantize
+echo "$BUILD/bin"
