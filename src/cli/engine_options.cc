@@ -107,7 +107,9 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, con
     m->chat = select_chat_template(file->get_string("tokenizer.chat_template"), chat_template_override);
   } catch (const Error&) {
     if (!chat_template_override.empty()) throw;
-    m->chat = select_chat_template(std::nullopt, "chatml");  // completions still work; chat falls back to ChatML
+    // Completions still work; chat falls back to the family's turn format (Gemma base models ship
+    // without a template), else ChatML.
+    m->chat = select_chat_template(std::nullopt, m->model.spec.arch.rfind("gemma", 0) == 0 ? "gemma" : "chatml");
   }
   if (m->chat.source.empty()) m->chat.source = file->get_string("tokenizer.chat_template").value_or("");
   return m;

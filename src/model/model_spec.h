@@ -20,6 +20,7 @@ struct RopeScaling {
   float yarn_beta_fast = 32.0f;    // Yarn: the ramp between interpolated and extrapolated dimensions
   float yarn_beta_slow = 1.0f;
   float yarn_log_multiplier = 0.0f;  // Yarn (DeepSeek): mscale = 1 + 0.1 * multiplier * ln(factor)
+  float attn_factor = 1.0f;          // Yarn (rope.scaling.attn_factor): RoPE's cos and sin times it
 };
 
 // The FFN's gated activation: act(gate) * up.

@@ -36,7 +36,7 @@ void add_ffn_linears(const ModelSpec& s, std::vector<Linear>& out) {
   const int64_t moe_layers = s.n_layer - s.n_layer_dense_lead;
   out.push_back({"moe_router", s.n_expert, s.n_embd, moe_layers});
   if (s.n_shared_expert > 0) {
-    const int64_t shared_ff = s.n_ff_expert * s.n_shared_expert;
+    const int64_t shared_ff = s.shared_ff();
     out.push_back({"shared_gate_up", 2 * shared_ff, s.n_embd, moe_layers});
     out.push_back({"shared_down", s.n_embd, shared_ff, moe_layers});
   }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -231,6 +232,269 @@ TEST(SynthModel, RecodedMatricesGiveTheLogitsOfTheFileTypes) {
     EXPECT_LT(std::sqrt(num / den), 0.02) << dtype_name(type);  // relative RMS difference of the logits
     std::filesystem::remove(path);
   }
+}
+
+// ---- Architectures beyond dense llama: tensor lists as llama.cpp's load_arch_tensors creates them.
+
+SynthOptions named(const std::string& shape, DType type = DType::Q8_0) {
+  SynthOptions o;
+  o.spec = *plan::named_model_spec(shape);
+  o.type = type;
+  return o;
+}
+
+const SynthTensor& tensor(const std::vector<SynthTensor>& tensors, const std::string& name) {
+  for (const auto& t : tensors)
+    if (t.name == name) return t;
+  throw Error("no tensor " + name);
+}
+
+bool has_tensor(const std::vector<SynthTensor>& tensors, const std::string& name) {
+  for (const auto& t : tensors)
+    if (t.name == name) return true;
+  return false;
+}
+
+using Shape = std::vector<int64_t>;
+
+TEST(SynthArchitectures, Qwen3HasPerHeadQkNormAndTiedEmbeddings) {
+  const auto t = synth_tensors(named("qwen3-0.6b"));
+  EXPECT_EQ(t.size(), 2u + 28 * 11);  // token_embd, output_norm; 11 per layer
+  EXPECT_FALSE(has_tensor(t, "output.weight"));
+  EXPECT_EQ(tensor(t, "blk.27.attn_q_norm.weight").gguf_shape(), Shape({128}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_k_norm.weight").fill, SynthTensor::Fill::Ones);
+  EXPECT_EQ(tensor(t, "blk.0.attn_q.weight").gguf_shape(), Shape({1024, 2048}));  // 16 heads of 128
+  EXPECT_EQ(tensor(t, "blk.0.attn_k.weight").gguf_shape(), Shape({1024, 1024}));  // 8 KV heads
+  EXPECT_EQ(tensor(t, "blk.0.attn_output.weight").gguf_shape(), Shape({2048, 1024}));
+}
+
+TEST(SynthArchitectures, Qwen3MoeStacksExpertsIn3dTensors) {
+  const auto t = synth_tensors(named("qwen3-30b-a3b", DType::Q4_K));
+  EXPECT_EQ(t.size(), 3u + 48 * 12);
+  const SynthTensor& gate = tensor(t, "blk.47.ffn_gate_exps.weight");
+  EXPECT_EQ(gate.gguf_shape(), Shape({2048, 768, 128}));
+  EXPECT_EQ(gate.total_rows(), 768 * 128);
+  EXPECT_EQ(gate.type, DType::Q4_K);
+  EXPECT_EQ(tensor(t, "blk.0.ffn_up_exps.weight").gguf_shape(), Shape({2048, 768, 128}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_down_exps.weight").gguf_shape(), Shape({768, 2048, 128}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_down_exps.weight").type, DType::Q4_K);  // 768 = 3 super-blocks
+  const SynthTensor& router = tensor(t, "blk.0.ffn_gate_inp.weight");
+  EXPECT_EQ(router.gguf_shape(), Shape({2048, 128}));
+  EXPECT_EQ(router.type, DType::F32);  // llama.cpp's quantizer leaves routers in f32
+  EXPECT_FALSE(has_tensor(t, "blk.0.ffn_gate.weight"));
+}
+
+TEST(SynthArchitectures, Gemma3HasPostNormsAndQkNorm) {
+  const auto t = synth_tensors(named("gemma3-270m"));
+  EXPECT_EQ(t.size(), 2u + 18 * 13);
+  EXPECT_FALSE(has_tensor(t, "output.weight"));
+  EXPECT_EQ(tensor(t, "blk.17.post_attention_norm.weight").gguf_shape(), Shape({640}));
+  EXPECT_EQ(tensor(t, "blk.17.post_ffw_norm.weight").gguf_shape(), Shape({640}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_q_norm.weight").gguf_shape(), Shape({256}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_q.weight").gguf_shape(), Shape({640, 1024}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_k.weight").gguf_shape(), Shape({640, 256}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_gate.weight").gguf_shape(), Shape({640, 2048}));
+}
+
+TEST(SynthArchitectures, MixtralIsLlamaWithExpertsOfWidthNff) {
+  const auto t = synth_tensors(named("mixtral-8x7b"));
+  EXPECT_EQ(t.size(), 3u + 32 * 10);
+  EXPECT_EQ(tensor(t, "blk.31.ffn_gate_exps.weight").gguf_shape(), Shape({4096, 14336, 8}));
+  EXPECT_EQ(tensor(t, "blk.31.ffn_down_exps.weight").gguf_shape(), Shape({14336, 4096, 8}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_gate_inp.weight").gguf_shape(), Shape({4096, 8}));
+  EXPECT_FALSE(has_tensor(t, "blk.0.ffn_up.weight"));
+}
+
+TEST(SynthArchitectures, Qwen2MoeHasBiasesAndAGatedSharedExpert) {
+  const auto t = synth_tensors(named("qwen1.5-moe-a2.7b"));
+  EXPECT_EQ(t.size(), 3u + 24 * 17);
+  EXPECT_EQ(tensor(t, "blk.0.attn_q.bias").fill, SynthTensor::Fill::Zeros);
+  EXPECT_EQ(tensor(t, "blk.0.ffn_gate_exps.weight").gguf_shape(), Shape({2048, 1408, 60}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_gate_shexp.weight").gguf_shape(), Shape({2048, 5632}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_down_shexp.weight").gguf_shape(), Shape({5632, 2048}));
+  const SynthTensor& gate = tensor(t, "blk.0.ffn_gate_inp_shexp.weight");
+  EXPECT_EQ(gate.gguf_shape(), Shape({2048}));  // a vector in llama.cpp
+  EXPECT_EQ(gate.fill, SynthTensor::Fill::Random);
+  EXPECT_EQ(gate.type, DType::F32);
+}
+
+TEST(SynthArchitectures, OlmoeNormsTheWholeProjection) {
+  const auto t = synth_tensors(named("olmoe-1b-7b"));
+  EXPECT_EQ(t.size(), 3u + 16 * 12);
+  EXPECT_EQ(tensor(t, "blk.0.attn_q_norm.weight").gguf_shape(), Shape({2048}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_k_norm.weight").gguf_shape(), Shape({2048}));
+  EXPECT_EQ(tensor(t, "blk.15.ffn_up_exps.weight").gguf_shape(), Shape({2048, 1024, 64}));
+}
+
+// MLA in the split form llama.cpp's converter writes: attn_k_b per head, stored transposed.
+TEST(SynthArchitectures, DeepSeekV2LiteHasLatentAttentionWithoutAQueryBottleneck) {
+  const auto t = synth_tensors(named("deepseek-v2-lite", DType::Q4_K));
+  EXPECT_EQ(t.size(), 3u + 11 + 26 * 15);  // one dense layer, then MoE layers
+  EXPECT_EQ(tensor(t, "blk.0.attn_q.weight").gguf_shape(), Shape({2048, 16 * 192}));
+  EXPECT_FALSE(has_tensor(t, "blk.0.attn_q_a.weight"));
+  EXPECT_FALSE(has_tensor(t, "blk.0.attn_kv_b.weight"));
+  EXPECT_EQ(tensor(t, "blk.0.attn_kv_a_mqa.weight").gguf_shape(), Shape({2048, 512 + 64}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_kv_a_norm.weight").gguf_shape(), Shape({512}));
+  const SynthTensor& k_b = tensor(t, "blk.0.attn_k_b.weight");
+  EXPECT_EQ(k_b.gguf_shape(), Shape({128, 512, 16}));
+  EXPECT_EQ(k_b.type, DType::Q5_0);  // rows of 128: no whole Q4_K super-block
+  EXPECT_EQ(tensor(t, "blk.0.attn_v_b.weight").gguf_shape(), Shape({512, 128, 16}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_v_b.weight").type, DType::Q4_K);
+  EXPECT_EQ(tensor(t, "blk.0.attn_output.weight").gguf_shape(), Shape({16 * 128, 2048}));
+  EXPECT_EQ(tensor(t, "blk.0.ffn_gate.weight").gguf_shape(), Shape({2048, 10944}));
+  EXPECT_FALSE(has_tensor(t, "blk.0.ffn_gate_inp.weight"));
+  EXPECT_EQ(tensor(t, "blk.1.ffn_gate_exps.weight").gguf_shape(), Shape({2048, 1408, 64}));
+  EXPECT_EQ(tensor(t, "blk.1.ffn_up_shexp.weight").gguf_shape(), Shape({2048, 2 * 1408}));
+  EXPECT_FALSE(has_tensor(t, "blk.1.exp_probs_b.bias"));  // softmax routing
+}
+
+TEST(SynthArchitectures, DeepSeekV3HasAQueryBottleneckAndSigmoidRoutingBias) {
+  const auto t = synth_tensors(named("deepseek-v3"));
+  EXPECT_EQ(t.size(), 3u + 3 * 13 + 58 * 18);
+  EXPECT_EQ(tensor(t, "blk.0.attn_q_a.weight").gguf_shape(), Shape({7168, 1536}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_q_a_norm.weight").gguf_shape(), Shape({1536}));
+  EXPECT_EQ(tensor(t, "blk.0.attn_q_b.weight").gguf_shape(), Shape({1536, 128 * 192}));
+  EXPECT_EQ(tensor(t, "blk.2.ffn_down.weight").gguf_shape(), Shape({18432, 7168}));
+  EXPECT_EQ(tensor(t, "blk.3.exp_probs_b.bias").gguf_shape(), Shape({256}));
+  EXPECT_EQ(tensor(t, "blk.60.ffn_down_exps.weight").gguf_shape(), Shape({2048, 7168, 256}));
+  EXPECT_EQ(tensor(t, "blk.60.ffn_gate_shexp.weight").gguf_shape(), Shape({7168, 2048}));
+}
+
+// The catalogue's shapes already follow what llama.cpp fixes for their architectures, so applying
+// the conventions (as `ridge synth` does after its overrides) changes none of them.
+TEST(SynthArchitectures, NamedShapesFollowTheirArchitecturesConventions) {
+  for (const auto& name : plan::named_model_names()) {
+    const ModelSpec before = *plan::named_model_spec(name);
+    ModelSpec after = before;
+    apply_arch_conventions(after);
+    EXPECT_EQ(after.rope_style, before.rope_style) << name;
+    EXPECT_EQ(after.qk_norm, before.qk_norm) << name;
+    EXPECT_EQ(after.post_norms, before.post_norms) << name;
+    EXPECT_EQ(after.ffn_activation, before.ffn_activation) << name;
+    EXPECT_FLOAT_EQ(after.embedding_scale, before.embedding_scale) << name;
+    EXPECT_EQ(after.qkv_bias, before.qkv_bias) << name;
+    EXPECT_EQ(after.head_dim, before.head_dim) << name;
+    EXPECT_EQ(after.n_head_kv, before.n_head_kv) << name;
+    EXPECT_EQ(after.rope_dim, before.rope_dim) << name;
+    EXPECT_EQ(after.n_ff, before.n_ff) << name;
+    EXPECT_EQ(after.expert_weights_norm, before.expert_weights_norm) << name;
+    EXPECT_EQ(after.shared_expert_gate, before.shared_expert_gate) << name;
+    EXPECT_NO_THROW(synth_tensors(named(name))) << name;
+  }
+}
+
+TEST(SynthArchitectures, ScaledDownShapesKeepTheirArchitecture) {
+  SynthOptions o = named("gemma3-270m");
+  o.spec.n_embd = 64;
+  EXPECT_THROW(synth_tensors(o), Error);  // embeddings still scaled by sqrt(640)
+  apply_arch_conventions(o.spec);
+  EXPECT_FLOAT_EQ(o.spec.embedding_scale, 8.0f);
+  EXPECT_NO_THROW(synth_tensors(o));
+
+  o = named("mixtral-8x7b");
+  o.spec.n_ff_expert = 128;  // llama.cpp reads the expert width from feed_forward_length
+  EXPECT_THROW(synth_tensors(o), Error);
+  apply_arch_conventions(o.spec);
+  EXPECT_EQ(o.spec.n_ff, 128);
+  EXPECT_EQ(tensor(synth_tensors(o), "blk.0.ffn_up_exps.weight").gguf_shape(), Shape({4096, 128, 8}));
+}
+
+// Specs that llama.cpp would refuse to load, or would run differently than they say.
+TEST(SynthArchitectures, RefusesSpecsLlamaCppCannotRepresent) {
+  auto refused = [](const std::string& shape, auto change) {
+    SynthOptions o = named(shape);
+    change(o.spec);
+    EXPECT_THROW(synth_tensors(o), Error) << shape;
+  };
+  refused("qwen3-0.6b", [](ModelSpec& s) { s.qk_norm = QkNorm::None; });
+  refused("qwen3-0.6b", [](ModelSpec& s) { s.rope_style = RopeStyle::Normal; });
+  refused("qwen3-0.6b", [](ModelSpec& s) { s.arch = "falcon"; });
+  refused("olmoe-1b-7b", [](ModelSpec& s) { s.n_head_kv = 4; });  // K norm is n_embd wide
+  refused("qwen1.5-moe-a2.7b", [](ModelSpec& s) { s.tied_embeddings = true; });
+  refused("qwen1.5-moe-a2.7b", [](ModelSpec& s) { s.head_dim = s.rope_dim = 64; });  // attn_q is n_embd x n_embd
+  refused("qwen3-30b-a3b", [](ModelSpec& s) { s.expert_gating = ExpertGating::Sigmoid; });
+  refused("qwen3-30b-a3b", [](ModelSpec& s) { s.n_shared_expert = 1; });
+  refused("qwen3-30b-a3b", [](ModelSpec& s) { s.expert_weights_norm = false; });
+  refused("llama-3-8b", [](ModelSpec& s) { s.sliding_window = 4096; });
+  refused("qwen3-0.6b", [](ModelSpec& s) {
+    s.n_expert = 8;
+    s.n_expert_used = 2;
+    s.n_ff_expert = 256;
+  });
+  refused("deepseek-v2-lite", [](ModelSpec& s) { s.n_shared_expert = 0; });
+  refused("deepseek-v2-lite", [](ModelSpec& s) { s.kv_lora_rank = 0; });
+  refused("qwen3-0.6b", [](ModelSpec& s) { s.rope_scaling.type = RopeScaling::Type::Llama3; });
+  refused("deepseek-v3", [](ModelSpec& s) { s.n_layer = 27; });  // read as a lite model: no q_lora_rank
+  refused("qwen3-0.6b", [](ModelSpec& s) { s.attention_scale = 0.5f; });
+}
+
+// llama.cpp knows Gemma 3 27B by its 62 layers and scales its scores by n_embd / n_head.
+TEST(SynthArchitectures, Gemma3With62LayersTakesThe27bScoresScale) {
+  SynthOptions o = named("gemma3-270m");
+  o.spec.n_layer = 62;
+  EXPECT_THROW(synth_tensors(o), Error);
+  apply_arch_conventions(o.spec);
+  EXPECT_FLOAT_EQ(o.spec.scores_scale(), 1.0f / std::sqrt(160.0f));
+  EXPECT_NO_THROW(synth_tensors(o));
+}
+
+TEST(SynthArchitectures, WrittenFilesCarryTheKeysLlamaCppReads) {
+  const std::string path = temp_path("synth_deepseek");
+  SynthOptions o = named("deepseek-v3");
+  o.spec.n_embd = 64;
+  o.spec.n_layer = 2;
+  o.spec.n_head = 4;
+  o.spec.n_vocab = 300;
+  o.spec.n_ff = 128;
+  o.spec.n_expert = 4;
+  o.spec.n_expert_used = 2;
+  o.spec.n_ff_expert = 32;
+  o.spec.n_layer_dense_lead = 1;
+  o.spec.kv_lora_rank = 32;
+  o.spec.q_lora_rank = 32;
+  o.spec.qk_rope_head_dim = 16;
+  o.spec.qk_nope_head_dim = 32;
+  o.spec.v_head_dim = 32;
+  apply_arch_conventions(o.spec);
+  write_synth_model(o, path);
+  const auto f = gguf::GgufFile::open(path);
+  EXPECT_EQ(f.get_string("general.architecture"), "deepseek2");
+  EXPECT_EQ(f.get_int("deepseek2.attention.head_count_kv"), 1);  // MLA as one shared latent head
+  EXPECT_EQ(f.get_int("deepseek2.attention.key_length"), 32 + 16);
+  EXPECT_EQ(f.get_int("deepseek2.attention.value_length"), 32);
+  EXPECT_EQ(f.get_int("deepseek2.attention.key_length_mla"), 32 + 16);
+  EXPECT_EQ(f.get_int("deepseek2.attention.value_length_mla"), 32);
+  EXPECT_EQ(f.get_int("deepseek2.rope.dimension_count"), 16);
+  EXPECT_EQ(f.get_int("deepseek2.leading_dense_block_count"), 1);
+  EXPECT_EQ(f.get_int("deepseek2.expert_gating_func"), 2);  // sigmoid
+  EXPECT_EQ(f.get_bool("deepseek2.expert_weights_norm"), true);
+  EXPECT_NEAR(*f.get_double("deepseek2.expert_weights_scale"), 2.5, 1e-6);
+  EXPECT_EQ(f.get_string("deepseek2.rope.scaling.type"), "yarn");
+  EXPECT_NEAR(*f.get_double("deepseek2.rope.scaling.yarn_log_multiplier"), 0.1, 1e-6);  // 0.1 x mscale_all_dim
+  EXPECT_EQ(f.get_int("deepseek2.rope.scaling.original_context_length"), 4096);
+  const auto* exps = f.find_tensor("blk.1.ffn_down_exps.weight");
+  ASSERT_NE(exps, nullptr);
+  EXPECT_EQ(exps->shape, Shape({32, 64, 4}));
+  // Each expert is its own draw: the file holds n_expert different matrices.
+  const int64_t expert_bytes = 64 * dtype_row_bytes(exps->type, 32);
+  EXPECT_NE(std::memcmp(exps->data, exps->data + expert_bytes, size_t(expert_bytes)), 0);
+  std::filesystem::remove(path);
+}
+
+TEST(SynthArchitectures, Gemma3FilesSayHowLayersSlide) {
+  const std::string path = temp_path("synth_gemma3");
+  SynthOptions o = named("gemma3-270m");
+  o.spec.n_layer = 2;
+  o.spec.n_vocab = 300;
+  write_synth_model(o, path);
+  const auto f = gguf::GgufFile::open(path);
+  EXPECT_EQ(f.get_int("gemma3.attention.sliding_window"), 512);
+  EXPECT_FALSE(f.find("gemma3.attention.sliding_window_pattern"));  // llama.cpp's default, 6
+  EXPECT_EQ(f.get_double("gemma3.rope.freq_base_swa"), 10000.0);
+  EXPECT_EQ(f.get_int("gemma3.attention.key_length"), 256);
+  EXPECT_EQ(f.get_int("gemma3.attention.head_count_kv"), 1);
+  EXPECT_EQ(f.find_tensor("output.weight"), nullptr);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
