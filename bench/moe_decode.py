@@ -4,7 +4,7 @@ size of the last-level cache (default: `ridge synth olmoe-1b-7b -t Q4_0`, about 
 8 per token, 16 layers).
 
 Each round runs `ridge bench run --json` and llama.cpp's `llama-bench` (built for this CPU by
-tools/build_llama_cpp.sh; with --mmap 1 and --mmap 0, the faster counts) on the same file and
+tools/build_llama_cpp.sh; with -lm mmap and -lm none, the faster counts) on the same file and
 threads, interleaved. It prints tok/s per engine (mean ± stddev over rounds), the ratios, and for
 decode the bytes ridge reads per token against the active parameters' bytes computed here from the
 file (every tensor outside the experts, plus n_expert_used / n_expert of each expert tensor).
@@ -61,9 +61,9 @@ def run_ridge(ridge, model, threads, n_prompt, n_gen):
     return {r["test"][:2]: r for r in results}
 
 
-def run_llama_bench(llama_bench, model, threads, n_prompt, n_gen, mmap):
+def run_llama_bench(llama_bench, model, threads, n_prompt, n_gen, load_mode):
     out = subprocess.run([llama_bench, "-m", model, "-t", str(threads), "-p", str(n_prompt), "-n", str(n_gen), "-r", "1",
-                          "--mmap", str(mmap), "-o", "json"], check=True, capture_output=True, text=True)
+                          "-lm", load_mode, "-o", "json"], check=True, capture_output=True, text=True)
     rows = json.loads(out.stdout)
     return {("pp" if r["n_prompt"] > 0 else "tg"): r["avg_ts"] for r in rows}
 
@@ -96,8 +96,8 @@ def main():
         ridge_bytes = r["tg"]["bytes_per_token"]
         experts = r["tg"].get("expert_tokens")
         best = {}
-        for mmap in (1, 0):
-            l = run_llama_bench(a.llama_bench, model, a.threads, a.n_prompt, a.n_gen, mmap)
+        for load_mode in ("mmap", "none"):
+            l = run_llama_bench(a.llama_bench, model, a.threads, a.n_prompt, a.n_gen, load_mode)
             for test in ("pp", "tg"):
                 best[test] = max(best.get(test, 0.0), l[test])
         for test in ("pp", "tg"):

@@ -83,7 +83,10 @@ std::string model_label(const std::string& path) { return std::filesystem::path(
 // The layers' type; "Q4_K>Q4_1" when the file's type was re-encoded at load.
 std::string layer_type(const Model& model) {
   if (model.weights.layers.empty()) return std::string(1, '?');
-  const WeightRef& up = model.weights.layers[0].w_up;
+  const LayerWeights& first = model.weights.layers[0];
+  // A MoE model's FFN is its experts (DeepSeek's first layers are dense, so look at the last layer).
+  const LayerWeights& last = model.weights.layers.back();
+  const WeightRef& up = first.w_up.present() ? first.w_up : !last.experts.empty() ? last.experts[0].w_up : first.wq;
   if (!up.recoded_from) return std::string(dtype_name(up.type));
   return fmt::format("{}>{}", dtype_name(*up.recoded_from), dtype_name(up.type));
 }

@@ -158,6 +158,44 @@ TEST(CpuMatmul, FusedProloguesMatchTheSeparateOps) {
   }
 }
 
+// A grouped matmul (several inputs, each with its own jobs and prologue, as a MoE layer's experts)
+// gives every job the bits of calling matmul on its input alone: packed, quantized and float
+// kernels, inputs of 1, 17 (AMX's tile) and 3 tokens, one empty, with and without a GeGLU prologue.
+TEST(CpuMatmul, GroupedInputsGiveTheBitsOfSeparateCalls) {
+  const int64_t cols = 256;
+  const std::vector<int64_t> tokens = {1, 17, 0, 3};
+  for (DType type : {DType::Q4_0, DType::Q8_0, DType::Q4_K, DType::F16}) {
+    ThreadPool pool(2);
+    MatmulScratch scratch;
+    std::vector<std::vector<uint8_t>> weights;
+    std::vector<std::vector<float>> xs, ups, grouped_y, alone_y;
+    std::vector<MatmulInput> inputs;
+    std::vector<GroupedMatmulJob> jobs;
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      const int64_t rows = 24 + 8 * int64_t(i), n = tokens[i];
+      auto& w = weights.emplace_back(random_weights(type, rows, cols, 40 + uint32_t(i)));
+      const bool packed = packable(type) && isa_supported(Isa::Avx512Vnni);
+      if (packed) pack_rows(type, w.data(), rows, cols);
+      xs.push_back(random_input(std::max<int64_t>(n, 1) * cols, 50 + uint32_t(i)));
+      ups.push_back(random_input(std::max<int64_t>(n, 1) * cols, 60 + uint32_t(i)));
+      grouped_y.emplace_back(size_t(std::max<int64_t>(n, 1) * rows), 0.0f);
+      alone_y.emplace_back(grouped_y.back().size(), 0.0f);
+      MatmulPrologue prologue;
+      if (i % 2 == 1) prologue = {MatmulPrologue::Kind::GeGlu, nullptr, 0.0f, ups.back().data()};
+      inputs.push_back({xs.back().data(), n, prologue});
+      const ref::WeightMatrix matrix{type, w.data(), rows, cols, packed};
+      jobs.push_back({{matrix, grouped_y.back().data()}, int32_t(i)});
+    }
+    matmul_grouped(inputs, jobs, pool, scratch);
+    for (size_t i = 0; i < tokens.size(); ++i) {
+      if (tokens[i] == 0) continue;
+      const MatmulJob alone{jobs[i].job.w, alone_y[i].data()};
+      matmul(std::span(&alone, 1), xs[i].data(), tokens[i], pool, scratch, active_isa(), inputs[i].prologue);
+      ASSERT_EQ(grouped_y[i], alone_y[i]) << dtype_name(type) << " input " << i;
+    }
+  }
+}
+
 TEST(CpuMatmul, SeveralJobsShareOneInput) {
   const int64_t cols = 320;
   const auto wa = random_weights(DType::Q4_1, 40, cols, 1), wb = random_weights(DType::Q8_0, 13, cols, 2);

@@ -74,11 +74,21 @@ Path path_of(const MatmulJob& job, Isa isa) {
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
             Isa isa, const MatmulPrologue& prologue) {
   if (jobs.empty() || n_tokens == 0) return;
-  const int64_t cols = jobs[0].w.cols;
+  const MatmulInput input{x, n_tokens, prologue};
+  scratch.grouped.clear();
+  for (const MatmulJob& job : jobs) scratch.grouped.push_back({job, 0});
+  matmul_grouped(std::span(&input, 1), scratch.grouped, pool, scratch, isa);
+}
+
+void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const GroupedMatmulJob> jobs, ThreadPool& pool,
+                    MatmulScratch& scratch, Isa isa) {
+  if (jobs.empty()) return;
+  const int64_t cols = jobs[0].job.w.cols;
   int64_t total_units = 0;
   bool any_quant = false, any_float = false, any_bf16 = false;  // int8 blocks, f32 rows, bf16 rows
-  for (const auto& job : jobs) {
+  for (const auto& [job, input] : jobs) {
     if (job.w.cols != cols) fail("matmul jobs disagree on the input width ({} vs {})", job.w.cols, cols);
+    if (input < 0 || input >= int32_t(inputs.size())) fail("matmul job names input {} of {}", input, inputs.size());
     if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
     total_units += (job.w.rows + unit_rows(job) - 1) / unit_rows(job);
     const Path path = path_of(job, isa);  // what the input must be made into for this job's kernel
@@ -86,54 +96,70 @@ void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, T
     any_float = any_float || path == Path::Float || path == Path::Dequantized;
     any_bf16 = any_bf16 || path == Path::Bf16;
   }
+  // Each input's first token among all inputs' tokens: where its rows sit in the shared buffers.
+  auto& first = scratch.input_first;
+  first.assign(inputs.size() + 1, 0);
+  bool transform = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    first[i + 1] = first[i] + inputs[i].n_tokens;
+    transform = transform || inputs[i].prologue.kind != MatmulPrologue::Kind::None;
+  }
+  const int64_t all_tokens = first.back();
+  if (all_tokens == 0) return;
   const int64_t n_blocks = cols / kActBlock;
-  const bool transform = prologue.kind != MatmulPrologue::Kind::None;
-  if (transform && any_float) scratch.transformed.resize(size_t(n_tokens * cols));
-  float* const kept = transform && any_float ? scratch.transformed.data() : nullptr;
-  if (any_quant) scratch.acts.resize(size_t(n_tokens * n_blocks));
-  if (any_bf16) scratch.bf16.resize(size_t(n_tokens * cols));
-  if (any_quant || kept || any_bf16) {  // a token per part: its row transformed (into `kept`, or a row buffer), then quantized
-    ActBlock* acts = scratch.acts.data();
-    pool.parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
+  const bool keep = transform && any_float;  // the f32 kernels read the transformed rows
+  if (keep) scratch.transformed.resize(size_t(all_tokens * cols));
+  if (any_quant) scratch.acts.resize(size_t(all_tokens * n_blocks));
+  if (any_bf16) scratch.bf16.resize(size_t(all_tokens * cols));
+  if (any_quant || keep || any_bf16) {  // a token per part: its row transformed (kept, or in a row buffer), then quantized
+    pool.parallel_for(all_tokens, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> row;
-      for (int64_t t = begin; t < end; ++t) {
-        const float* in = x + t * cols;
-        if (transform) {
-          float* out = kept ? kept + t * cols : (row.resize(size_t(cols)), row.data());
-          apply_prologue(prologue, in, t, cols, out);
-          in = out;
+      size_t i = size_t(std::upper_bound(first.begin(), first.end(), begin) - first.begin()) - 1;
+      for (int64_t g = begin; g < end; ++g) {
+        while (first[i + 1] <= g) ++i;
+        const MatmulInput& in = inputs[i];
+        const int64_t t = g - first[i];
+        const float* row_in = in.x + t * cols;
+        if (in.prologue.kind != MatmulPrologue::Kind::None) {
+          float* out = keep ? scratch.transformed.data() + g * cols : (row.resize(size_t(cols)), row.data());
+          apply_prologue(in.prologue, row_in, t, cols, out);
+          row_in = out;
+        } else if (keep) {
+          std::copy(row_in, row_in + cols, scratch.transformed.data() + g * cols);
         }
-        if (any_quant) quantize_activations(in, cols, acts + t * n_blocks);
-        if (any_bf16) to_bf16_avx512(in, cols, scratch.bf16.data() + t * cols);
+        if (any_quant) quantize_activations(row_in, cols, scratch.acts.data() + g * n_blocks);
+        if (any_bf16) to_bf16_avx512(row_in, cols, scratch.bf16.data() + g * cols);
       }
     });
   }
-  if (kept) x = kept;
   scratch.rows.resize(size_t(pool.size()));
   const QuantDotFn quant_dot = quant_dot_for(isa);
   const DotF32Fn dot_f32 = dot_f32_for(isa);
-  const PackedDotFn packed_dot = packed_dot_for(isa, n_tokens);
 
   pool.run([&](int thread, int n_threads) {
     const Range mine = split_range(total_units, 1, thread, n_threads);
     int64_t job_start = 0;  // first global unit of the current job
-    for (const auto& job : jobs) {
+    for (const auto& [job, input] : jobs) {
       const int64_t unit = unit_rows(job), job_units = (job.w.rows + unit - 1) / unit;
       const int64_t begin = (std::max(mine.begin, job_start) - job_start) * unit;
       const int64_t end = std::min((std::min(mine.end, job_start + job_units) - job_start) * unit, job.w.rows);
       job_start += job_units;
       if (begin >= end) continue;
+      const int64_t t0 = first[size_t(input)], n_tokens = inputs[size_t(input)].n_tokens;
+      if (n_tokens == 0) continue;
+      const float* x = keep ? scratch.transformed.data() + t0 * cols : inputs[size_t(input)].x;
+      const ActBlock* acts = any_quant ? scratch.acts.data() + t0 * n_blocks : nullptr;
       const auto* w = static_cast<const uint8_t*>(job.w.data);
       const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
       switch (path_of(job, isa)) {
         case Path::Packed:
-          packed_dot({job.w.type, w, job.w.rows, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
+          packed_dot_for(isa, n_tokens)({job.w.type, w, job.w.rows, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows});
           continue;
         case Path::Quant:
-          quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, scratch.acts.data(), n_tokens, job.y, job.w.rows});
+          quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows});
           continue;
         case Path::Bf16:
-          bf16_dot_avx512({w, row_bytes, cols, begin, end, scratch.bf16.data(), n_tokens, job.y, job.w.rows});
+          bf16_dot_avx512({w, row_bytes, cols, begin, end, scratch.bf16.data() + t0 * cols, n_tokens, job.y, job.w.rows});
           continue;
         case Path::Float:
           float_dot_avx2({job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows});

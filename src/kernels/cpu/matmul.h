@@ -30,16 +30,38 @@ struct MatmulPrologue {
   const float* up = nullptr;  // SwiGlu, GeGlu: x is the gate; up (n_tokens, cols)
 };
 
+// One input of a grouped matmul: n_tokens rows of x, transformed by its prologue.
+struct MatmulInput {
+  const float* x;
+  int64_t n_tokens;
+  MatmulPrologue prologue;
+};
+
+// A job of a grouped matmul and the input it multiplies: y (inputs[input].n_tokens, w.rows).
+struct GroupedMatmulJob {
+  MatmulJob job;
+  int32_t input = 0;
+};
+
 // Buffers reused across calls (one per forward pass).
 struct MatmulScratch {
+  std::vector<GroupedMatmulJob> grouped;    // matmul's jobs as one grouped call
+  std::vector<int64_t> input_first;         // per input: its first row in the buffers below
   std::vector<float> transformed;           // the prologue's rows, when a kernel needs them in f32
-  std::vector<uint16_t> bf16;               // (n_tokens, cols) the input rounded to bf16, for BF16 weights
-  std::vector<ActBlock> acts;               // (n_tokens, cols / 32)
+  std::vector<uint16_t> bf16;               // (all tokens, cols) the input rounded to bf16, for BF16 weights
+  std::vector<ActBlock> acts;               // (all tokens, cols / 32)
   std::vector<std::vector<float>> rows;     // per thread: one dequantized weight row
 };
 
 // Every job must have the same cols (they share x: (n_tokens, cols)), transformed by `prologue`.
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
             Isa isa = active_isa(), const MatmulPrologue& prologue = {});
+
+// Several inputs, each with the jobs that read it (a MoE layer's experts, each over the tokens
+// routed to it), in one pass: the inputs are quantized together and every job's rows share one
+// parallel region. Each job's result is the bits matmul gives it alone. Every job must have the
+// same cols.
+void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const GroupedMatmulJob> jobs, ThreadPool& pool,
+                    MatmulScratch& scratch, Isa isa = active_isa());
 
 }  // namespace ridge::cpu
