@@ -4,7 +4,10 @@
 #include <cstdio>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
+#include "model/kv_shape.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
 
@@ -125,12 +128,14 @@ void print_memory_plan(const Engine& engine, const LoadedModel& m) {
   const KvMemoryPlan& p = engine.memory_plan();
   const EngineConfig& c = engine.config();
   auto mib = [](int64_t bytes) { return double(bytes) / double(1 << 20); };
+  const KvLayout kv = kv_layout_of(m.model.spec, c.block_size, 1, c.kv_dtype);
+  const std::string shape = kv.keys_only ? fmt::format("{} layers x one latent row of {}", kv.n_layer, kv.head_dim)
+                                         : fmt::format("{} layers x 2 x {} kv heads x {} dims", kv.n_layer, kv.n_kv_heads, kv.head_dim);
   std::fprintf(stderr,
-               "memory plan: weights %.1f MiB | KV %s %lld bytes/token (%lld layers x 2 x %lld kv heads x %lld dims) | "
+               "memory plan: weights %.1f MiB | KV %s %lld bytes/token (%s) | "
                "pool %.1f MiB = %d blocks x %d tokens = %lld tokens = %lld sequences of %lld tokens\n",
                mib(engine.weight_bytes()), std::string(kv_dtype_name(c.kv_dtype)).c_str(), (long long)p.bytes_per_token,
-               (long long)m.model.spec.n_layer, (long long)m.model.spec.n_head_kv, (long long)m.model.spec.head_dim,
-               mib(int64_t(p.n_blocks) * p.bytes_per_block), p.n_blocks, c.block_size, (long long)p.n_tokens,
+               shape.c_str(), mib(int64_t(p.n_blocks) * p.bytes_per_block), p.n_blocks, c.block_size, (long long)p.n_tokens,
                (long long)p.full_context_seqs, (long long)c.n_ctx);
 }
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <set>
 
 #include "backend/paged_forward.h"
 #include "core/error.h"
@@ -23,15 +24,13 @@ double seconds_between(Clock::time_point a, Clock::time_point b) { return std::c
 
 int64_t physical_memory_bytes() { return int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE)); }
 
+// Every distinct weight once (a tied output matrix is the embedding): experts and latent attention included.
 int64_t weight_bytes_of(const Model& model) {
-  auto bytes = [](const WeightRef& w) { return w.present() ? w.rows * w.row_bytes() : 0; };
-  const ModelWeights& w = model.weights;
-  int64_t total = bytes(w.token_embd) + bytes(w.output_norm) + bytes(w.rope_freqs);
-  if (w.output.data != w.token_embd.data) total += bytes(w.output);
-  for (const LayerWeights& l : w.layers)
-    for (const WeightRef* r : {&l.attn_norm, &l.wq, &l.wk, &l.wv, &l.bq, &l.bk, &l.bv, &l.wo, &l.ffn_norm, &l.w_gate,
-                               &l.w_up, &l.w_down})
-      total += bytes(*r);
+  std::set<const void*> seen;
+  int64_t total = 0;
+  for_each_weight(const_cast<ModelWeights&>(model.weights), [&](const WeightRef& w) {
+    if (w.present() && seen.insert(w.data).second) total += w.rows * w.row_bytes();
+  });
   return total;
 }
 

@@ -5,15 +5,19 @@
 namespace ridge {
 namespace {
 
-KvLayout single_block(int64_t n_layer, int64_t capacity, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype) {
+KvLayout single_block(KvLayout shape, int64_t capacity) {
   if (capacity <= 0 || capacity > INT32_MAX) fail("KV cache capacity must be in 1..2^31, got {}", capacity);
-  return {n_layer, n_kv_heads, head_dim, int32_t(capacity), 1, dtype};
+  shape.block_size = int32_t(capacity);
+  shape.n_blocks = 1;
+  return shape;
 }
 
 }  // namespace
 
 KvCache::KvCache(int64_t n_layer, int64_t capacity, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype)
-    : capacity_(capacity), store_(single_block(n_layer, capacity, n_kv_heads, head_dim, dtype)) {}
+    : KvCache(KvLayout{n_layer, n_kv_heads, head_dim, 16, 1, dtype}, capacity) {}
+
+KvCache::KvCache(const KvLayout& shape, int64_t capacity) : capacity_(capacity), store_(single_block(shape, capacity)) {}
 
 void KvCache::resize(int64_t n) {
   if (n < 0 || n > capacity_) fail("KV cache position {} is outside the context of {}", n, capacity_);

@@ -12,6 +12,8 @@ namespace ridge {
 class KvCache {
  public:
   KvCache(int64_t n_layer, int64_t capacity, int64_t n_kv_heads, int64_t head_dim, KvDtype dtype = KvDtype::F16);
+  // A model's own shape (its block size and count replaced by one block of `capacity`).
+  KvCache(const KvLayout& shape, int64_t capacity);
 
   int64_t capacity() const { return capacity_; }
   int64_t size() const { return size_; }  // positions filled

@@ -21,7 +21,8 @@ struct KvConfig {
 };
 
 // How the KV budget divides into blocks (the seed's ledger: bytes per token = 2 (K and V) x layers
-// x kv heads x head dim x bytes per element; the caller passes the per-layer part).
+// x kv heads x head dim x bytes per element, or for latent attention layers x (kv_lora_rank +
+// qk_rope_head_dim) x bytes per element; the caller passes the per-layer part, model/kv_shape.h).
 struct KvMemoryInputs {
   int64_t bytes_per_token_per_layer = 0;
   int64_t n_layer = 0;

@@ -54,7 +54,7 @@ void encode_row(KvDtype dtype, const float* x, int64_t n_heads, int64_t head_dim
 int64_t KvLayout::element_bytes() const { return dtype == KvDtype::F16 || dtype == KvDtype::BF16 ? 2 : 1; }
 
 int64_t KvLayout::bytes_per_token_per_layer() const {
-  return 2 * (kv_dim() * element_bytes() + (scaled() ? n_kv_heads * int64_t(sizeof(float)) : 0));
+  return rows_per_position() * (kv_dim() * element_bytes() + (scaled() ? n_kv_heads * int64_t(sizeof(float)) : 0));
 }
 
 KvStore::KvStore(const KvLayout& layout) : layout_(layout) {
@@ -62,9 +62,10 @@ KvStore::KvStore(const KvLayout& layout) : layout_(layout) {
   if (layout.n_layer <= 0 || layout.n_kv_heads <= 0 || layout.head_dim <= 0 || layout.block_size <= 0 || layout.n_blocks <= 0)
     fail("KV store: every dimension must be positive (layers {}, kv heads {}, head dim {}, block size {}, blocks {})",
          layout.n_layer, layout.n_kv_heads, layout.head_dim, layout.block_size, layout.n_blocks);
-  block_bytes_ = 2 * int64_t(layout.block_size) * layout.kv_dim() * layout.element_bytes();
+  const int64_t rows = layout.rows_per_position();
+  block_bytes_ = rows * int64_t(layout.block_size) * layout.kv_dim() * layout.element_bytes();
   layer_bytes_ = block_bytes_ * layout.n_blocks;
-  block_scales_ = layout.scaled() ? 2 * int64_t(layout.block_size) * layout.n_kv_heads : 0;
+  block_scales_ = layout.scaled() ? rows * int64_t(layout.block_size) * layout.n_kv_heads : 0;
   layer_scales_ = block_scales_ * layout.n_blocks;
   data_bytes_ = layer_bytes_ * layout.n_layer;
   scale_count_ = layer_scales_ * layout.n_layer;
@@ -89,11 +90,15 @@ KvLayerView KvStore::layer(int64_t layer) const {
 }
 
 void KvStore::write(int64_t layer, BlockId block, int64_t slot, const float* k, const float* v) {
+  if ((v == nullptr) != layout_.keys_only)
+    fail("KV store: {}", layout_.keys_only ? "a keys-only store holds no values" : "a position needs its values");
   const KvLayerView view = this->layer(layer);
   float* key_scales = layout_.scaled() ? const_cast<float*>(view.key_scales(block, slot)) : nullptr;
-  float* value_scales = layout_.scaled() ? const_cast<float*>(view.value_scales(block, slot)) : nullptr;
-  encode_row(layout_.dtype, v, layout_.n_kv_heads, layout_.head_dim, const_cast<uint8_t*>(view.value_row(block, slot)),
-             value_scales);
+  if (v) {
+    float* value_scales = layout_.scaled() ? const_cast<float*>(view.value_scales(block, slot)) : nullptr;
+    encode_row(layout_.dtype, v, layout_.n_kv_heads, layout_.head_dim,
+               const_cast<uint8_t*>(view.value_row(block, slot)), value_scales);
+  }
   // Keys: encoded as a row, then scattered into the block's transposed layout.
   uint8_t key[2 * 512 * 64];
   const int64_t eb = view.elem_bytes, dim = layout_.head_dim;

@@ -3,6 +3,8 @@
 // block_size consecutive positions of one sequence for every layer. Which block belongs to which
 // sequence is the KvManager's business; the runner passes block tables in, the attention kernel
 // reads rows through them. FP8 and INT8 rows carry one f32 scale per (position, kv head).
+// A keys-only store (multi-head latent attention) holds one row per position and no value rows:
+// its attention reads the values from the key rows (the latent is both).
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -20,11 +22,14 @@ struct KvLayout {
   int32_t block_size = 16;
   int32_t n_blocks = 0;
   KvDtype dtype = KvDtype::F16;
+  bool keys_only = false;  // MLA: each row is [latent | RoPE key], the values its first part
 
   int64_t kv_dim() const { return n_kv_heads * head_dim; }
+  int64_t rows_per_position() const { return keys_only ? 1 : 2; }
   int64_t element_bytes() const;
   bool scaled() const { return dtype == KvDtype::FP8_E4M3 || dtype == KvDtype::INT8; }
-  // K and V of one position in one layer, scales included: the seed's ledger entry per layer.
+  // K and V (K alone when keys_only) of one position in one layer, scales included: the seed's
+  // ledger entry per layer.
   int64_t bytes_per_token_per_layer() const;
 };
 
@@ -37,8 +42,8 @@ struct KvLayerView {
   int32_t block_size;
   int64_t n_kv_heads, head_dim, elem_bytes;
   const uint8_t* data;        // block b's keys at data + b * block_bytes, its values value_offset further
-  int64_t block_bytes, value_offset, row_bytes;
-  const float* scales;        // block b: (2, block_size, n_kv_heads) at scales + b * block_scales
+  int64_t block_bytes, value_offset, row_bytes;  // value rows: none in a keys-only store
+  const float* scales;        // block b: (2 or 1, block_size, n_kv_heads) at scales + b * block_scales
   int64_t block_scales;
 
   // (head_dim, block_size) elements of one kv head: element (d, slot) at [(d * block_size + slot) * elem_bytes].
@@ -60,6 +65,7 @@ class KvStore {
   int64_t bytes() const { return data_bytes_ + scale_count_ * int64_t(sizeof(float)); }
 
   // Converts one position's k and v (kv_dim f32 each) into the store's type at (block, slot).
+  // v must be null for a keys-only store, and only there.
   void write(int64_t layer, BlockId block, int64_t slot, const float* k, const float* v);
   // Copy-on-write: block dst becomes a copy of block src in every layer.
   void copy_block(BlockId src, BlockId dst);
@@ -74,8 +80,8 @@ class KvStore {
     void operator()(void* p) const { std::free(p); }
   };
   int64_t data_bytes_, scale_count_;
-  std::unique_ptr<uint8_t[], Free> data_;  // (n_layer, n_blocks, 2, block_size, kv_dim) elements
-  std::unique_ptr<float[], Free> scales_;  // (n_layer, n_blocks, 2, block_size, n_kv_heads), scaled types only
+  std::unique_ptr<uint8_t[], Free> data_;  // (n_layer, n_blocks, rows_per_position, block_size, kv_dim) elements
+  std::unique_ptr<float[], Free> scales_;  // (n_layer, n_blocks, rows_per_position, block_size, n_kv_heads), scaled types only
 };
 
 }  // namespace ridge

@@ -13,6 +13,7 @@
 #include "kernels/ref/norm.h"
 #include "kernels/ref/rope.h"
 #include "model/arch/registry.h"
+#include "model/kv_shape.h"
 #include "model/llama_mirror.h"
 #include "model/rope_freqs.h"
 
@@ -45,11 +46,11 @@ void ModelForward::set_threads(int n_threads) {
 }
 
 KvCache ModelForward::make_cache(int64_t n_ctx, KvDtype dtype) const {
-  return KvCache(model_.spec.n_layer, n_ctx, model_.spec.n_head_kv, model_.spec.head_dim, dtype);
+  return KvCache(kv_layout_of(model_.spec, 16, 1, dtype), n_ctx);
 }
 
 KvLayout ModelForward::kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const {
-  return {model_.spec.n_layer, model_.spec.n_head_kv, model_.spec.head_dim, block_size, n_blocks, dtype};
+  return kv_layout_of(model_.spec, block_size, n_blocks, dtype);
 }
 
 int64_t logits_rows(const TokenBatch& batch) {
@@ -105,8 +106,7 @@ void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool
 
 void ModelForward::check(const TokenBatch& batch, const KvStore& store) const {
   const KvLayout& kv = store.layout();
-  if (kv.n_layer != model_.spec.n_layer || kv.n_kv_heads != model_.spec.n_head_kv || kv.head_dim != model_.spec.head_dim)
-    fail("the KV store's shape does not match the model");
+  if (!kv_shape_matches(model_.spec, kv)) fail("the KV store's shape does not match the model");
   int64_t n = 0;
   for (const SequenceRun& run : batch.runs) {
     if (run.n_tokens <= 0 || run.first_position < 0) fail("a sequence run needs tokens and a position >= 0");

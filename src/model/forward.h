@@ -65,13 +65,27 @@ class ModelForward final : private LayerPass {
  private:
   // The blocks (model/arch/layer_pass.h), over the current batch.
   void attention(const LayerWeights& w, int64_t layer) override;
+  void latent_attention(const LayerWeights& w, int64_t layer) override;
   void dense_ffn(const LayerWeights& w) override;
   void moe_ffn(const LayerWeights& w, int64_t layer) override;
 
   void check(const TokenBatch& batch, const KvStore& store) const;
   void qk_norm(const LayerWeights& w, int64_t n_tokens);
-  void attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n_tokens,
-              const std::function<std::span<const BlockId>(int64_t)>& blocks_of);
+  // An attention computed tile by tile (kernels/cpu/attention.h) for each of n_groups queries of
+  // every token (its KV heads): tile() writes one tile's partial result, merge() merges a query's
+  // tiles in order into its output. Tiles are those of positions first_position_[t]..positions_[t].
+  struct TiledAttention {
+    int64_t n_groups;
+    int64_t partial_floats;  // one tile's partial result
+    int64_t scratch_floats;  // a thread's scratch for one tile
+    std::function<void(int64_t t, int64_t group, int64_t tile, float* scratch, float* partial)> tile;
+    std::function<void(int64_t t, int64_t group, const float* partials, int64_t n_tiles)> merge;
+  };
+  void attend(const TiledAttention& attention, int64_t n_tokens);
+  // y (for each head h: rows at y + t * y_row + h * y_head) = heads[h] applied to x (rows at
+  // x + t * x_row + h * x_head): one small matmul per head (MLA's absorption and decompression).
+  void head_matmuls(const std::vector<WeightRef>& heads, const float* x, int64_t x_row, int64_t x_head, float* y,
+                    int64_t y_row, int64_t y_head, int64_t n_tokens);
   // out (n_tokens, n_embd) = the gated FFN of x (n_tokens, n_embd) through gate/up/down, the input
   // RMS-normalised by `norm` when present.
   void gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
@@ -79,6 +93,7 @@ class ModelForward final : private LayerPass {
   // x_ += (post-normed) out
   void add_residual(const float* out, const WeightRef& post_norm, int64_t n_tokens);
   void route(const LayerWeights& w, int64_t n_tokens);
+  void run_experts(const LayerWeights& w, int64_t layer, int64_t n_tokens);
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
               const cpu::MatmulPrologue& prologue = {});
 
@@ -90,7 +105,7 @@ class ModelForward final : private LayerPass {
   std::unique_ptr<LlamaMirrorForward> mirror_;  // set: the pass runs there
   cpu::MatmulScratch matmul_scratch_;
   MoeStats moe_stats_;
-  std::vector<float> scores_;    // per thread: one attention tile's scores for a KV group's heads
+  std::vector<float> scores_;    // per thread: one attention tile's scratch (TiledAttention::scratch_floats)
   std::vector<float> partials_;  // attention tiles' partial softmax results (kernels/cpu/attention.h)
   std::vector<int64_t> tile_base_;  // per token: index of its first tile in partials_ (split mode)
   std::vector<int32_t> first_position_;  // per token: the first position its layer's window sees
@@ -101,10 +116,16 @@ class ModelForward final : private LayerPass {
   std::vector<float> q_;       // (n_tokens, q_dim)
   std::vector<float> k_;       // (n_tokens, kv_dim)
   std::vector<float> v_;       // (n_tokens, kv_dim)
-  std::vector<float> attn_;    // (n_tokens, q_dim)
+  std::vector<float> attn_;    // (n_tokens, q_dim; MLA: n_head * v_head_dim)
   std::vector<float> proj_;    // (n_tokens, n_embd)
   std::vector<float> gate_;    // (n_tokens, n_ff)
   std::vector<float> up_;      // (n_tokens, n_ff)
+  // Multi-head latent attention.
+  std::vector<float> q_low_;       // (n_tokens, q_lora_rank) the query bottleneck
+  std::vector<float> latent_;      // (n_tokens, kv_lora_rank + qk_rope_head_dim) what the cache keeps
+  std::vector<float> q_latent_;    // (n_tokens, n_head, kv_lora_rank + qk_rope_head_dim) absorbed queries
+  std::vector<float> attn_latent_; // (n_tokens, n_head, kv_lora_rank) attended latents
+  std::vector<float> head_in_, head_out_;  // one head's rows of a per-head matmul
   std::vector<int32_t> positions_;  // (n_tokens)
   std::vector<int32_t> run_of_;     // (n_tokens) index of the token's run
   // MoE routing of the current layer.

@@ -21,6 +21,11 @@ void validate_moe(const ModelSpec& s) {
   if (s.n_ff_expert <= 0) fail("model spec: n_ff_expert must be positive on a MoE model, got {}", s.n_ff_expert);
   if (s.n_layer_dense_lead > s.n_layer)
     fail("model spec: n_layer_dense_lead {} exceeds n_layer {}", s.n_layer_dense_lead, s.n_layer);
+  if (s.n_expert_groups > 1 &&
+      (s.n_expert % s.n_expert_groups != 0 || s.n_expert / s.n_expert_groups < 2 || s.n_group_used <= 0 ||
+       s.n_group_used >= s.n_expert_groups || s.n_group_used * (s.n_expert / s.n_expert_groups) < s.n_expert_used))
+    fail("model spec: {} experts in {} groups, {} groups used, cannot route {} experts per token", s.n_expert,
+         s.n_expert_groups, s.n_group_used, s.n_expert_used);
 }
 
 // Defaults (all zero) mean ordinary attention; MLA needs its latent and per-head sizes.

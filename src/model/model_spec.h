@@ -77,6 +77,11 @@ struct ModelSpec {
   bool expert_weights_norm = false;  // the chosen experts' weights divided by their sum
   float expert_weights_scale = 1.0f; // and then multiplied by this (DeepSeek's routed_scaling_factor)
   bool shared_expert_gate = false;   // Qwen2-MoE: the shared expert's output times sigmoid(x . w)
+  // Group-limited routing (DeepSeek-V2/V3; 0 or 1 group = none): the experts form n_expert_groups
+  // equal groups, and a token chooses only among the n_group_used groups whose two best experts
+  // score highest.
+  int64_t n_expert_groups = 0;
+  int64_t n_group_used = 0;
 
   // Multi-head latent attention (DeepSeek; kv_lora_rank 0 = no MLA). The KV cache holds one
   // kv_lora_rank latent plus one qk_rope_head_dim key per token and layer, shared by all heads.

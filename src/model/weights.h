@@ -57,8 +57,9 @@ struct LayerWeights {
   WeightRef wq_a, q_a_norm, wq_b;  // q_lora_rank > 0: (q_lora_rank, n_embd), (q_lora_rank), (n_head*qk_head, q_lora_rank)
   WeightRef wkv_a;                 // (kv_lora_rank + qk_rope_head_dim, n_embd)
   WeightRef kv_a_norm;             // (kv_lora_rank)
-  WeightRef wk_b;                  // (n_head * qk_nope_head_dim, kv_lora_rank): latent -> per-head key (absorbed into q)
-  WeightRef wv_b;                  // (n_head * v_head_dim, kv_lora_rank): latent -> per-head value
+  // Per head (GGUF attn_k_b / attn_v_b, one matrix per head):
+  std::vector<WeightRef> wk_b;     // n_head x (kv_lora_rank, qk_nope_head_dim): the query's nope part -> the latent
+  std::vector<WeightRef> wv_b;     // n_head x (v_head_dim, kv_lora_rank): the attended latent -> the head's value
 };
 
 struct ModelWeights {
@@ -73,8 +74,10 @@ struct ModelWeights {
 template <typename F>
 void for_each_layer_matrix(LayerWeights& l, F&& f) {
   for (WeightRef* r : {&l.wq, &l.wk, &l.wv, &l.wo, &l.w_gate, &l.w_up, &l.w_down, &l.router, &l.shared_gate,
-                       &l.shared_up, &l.shared_down, &l.wq_a, &l.wq_b, &l.wkv_a, &l.wk_b, &l.wv_b})
+                       &l.shared_up, &l.shared_down, &l.wq_a, &l.wq_b, &l.wkv_a})
     f(*r);
+  for (std::vector<WeightRef>* heads : {&l.wk_b, &l.wv_b})
+    for (WeightRef& r : *heads) f(r);
   for (ExpertWeights& e : l.experts)
     for (WeightRef* r : {&e.w_gate, &e.w_up, &e.w_down}) f(*r);
 }

@@ -18,12 +18,15 @@ from test_synth import ARCHITECTURES, SMALL, synth  # noqa: E402
 
 N_POSITIONS = 96
 STD = "0.3"  # of every matrix: peaked distributions (entropy well below uniform), finite activations
+# DeepSeek-V3's sigmoid router saturates at this scale into near-ties that int8 activations flip;
+# in F32 the two engines route alike.
+TYPE = {"deepseek2-v3": "F32"}
 
 
 @pytest.fixture(scope="module")
 def files(ridge_bin, tmp_path_factory):
     folder = tmp_path_factory.mktemp("arch_kl")
-    return {name: synth(ridge_bin, folder / f"{name}.gguf", *args, *SMALL, "-t", "Q8_0", "--std", STD)
+    return {name: synth(ridge_bin, folder / f"{name}.gguf", *args, *SMALL, "-t", TYPE.get(name, "Q8_0"), "--std", STD)
             for name, (args, _) in ARCHITECTURES.items()}
 
 
@@ -34,7 +37,7 @@ def ridge_logits(ridge_bin, model, ids):
         return np.fromfile(out.name, dtype=np.float32).reshape(len(ids), -1).astype(np.float64)
 
 
-@pytest.mark.parametrize("name", [n for n in ARCHITECTURES if not n.startswith("deepseek2")])
+@pytest.mark.parametrize("name", ARCHITECTURES)
 def test_next_token_distributions_match_llama_cpp(ridge_bin, files, name):
     rng = np.random.default_rng(3)
     ids = [int(t) for t in rng.integers(3, 512, N_POSITIONS)]

@@ -12,7 +12,9 @@ void read_common_hparams(const GgufHparams& h, ModelSpec& s) {
   s.n_head_kv = h.uniform_int("attention.head_count_kv").value_or(s.n_head);
   s.n_ctx_train = h.get_int("context_length").value_or(2048);
   s.head_dim = h.get_int("attention.key_length").value_or(s.n_head > 0 ? s.n_embd / s.n_head : 0);
-  if (const auto v = h.get_int("attention.value_length"); v && *v != s.head_dim)
+  // Latent attention files describe the latent here (one KV head); the architecture reads its heads.
+  const bool latent = h.get_int("attention.kv_lora_rank").has_value();
+  if (const auto v = h.get_int("attention.value_length"); v && *v != s.head_dim && !latent)
     fail("value heads of {} differ from key heads of {}, which ridge does not run", *v, s.head_dim);
   s.rope_dim = h.get_int("rope.dimension_count").value_or(s.head_dim);
   s.rope_theta = float(h.get_double("rope.freq_base").value_or(10000.0));
@@ -26,6 +28,11 @@ void read_common_hparams(const GgufHparams& h, ModelSpec& s) {
   if (scaling == "linear") {
     s.rope_scaling.type = RopeScaling::Type::Linear;
     s.rope_scaling.factor = float(h.get_double("rope.scaling.factor").value_or(1.0));
+  } else if (scaling == "yarn") {
+    // The rest of YaRN (its ramp, its magnitude) is the architecture's to read and run.
+    s.rope_scaling.type = RopeScaling::Type::Yarn;
+    s.rope_scaling.factor = float(h.get_double("rope.scaling.factor").value_or(1.0));
+    s.rope_scaling.original_context = h.get_int("rope.scaling.original_context_length").value_or(s.n_ctx_train);
   } else if (scaling != "none" && scaling != "") {
     fail("RoPE scaling '{}' is not supported for {}", scaling, s.arch);
   }
@@ -48,6 +55,8 @@ void read_expert_hparams(const GgufHparams& h, ModelSpec& s) {
 std::string layer_prefix(int64_t l) { return "blk." + std::to_string(l) + "."; }
 
 void bind_attention(TensorBinder& b, const ModelSpec& s, int64_t l, LayerWeights& w) {
+  if (s.rope_scaling.type == RopeScaling::Type::Yarn)
+    fail("YaRN RoPE scaling is not supported for {} (ridge runs it for deepseek2)", s.arch);
   const std::string p = layer_prefix(l);
   w.attn_norm = b.vector(p + "attn_norm.weight", s.n_embd);
   w.wq = b.matrix(p + "attn_q.weight", s.q_dim(), s.n_embd);

@@ -54,6 +54,15 @@ WeightRef TensorBinder::vector(const std::string& name, int64_t n, bool required
   return WeightRef{DType::F32, copy.data(), 1, n};
 }
 
+float* TensorBinder::f32_copy(const std::string& name, int64_t rows, int64_t cols) {
+  const WeightRef w = matrix(name, rows, cols);
+  float* out = f32_storage(rows * cols);
+  for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(w.type, w.row(r), out + r * cols, cols);
+  return out;
+}
+
+float* TensorBinder::f32_storage(int64_t n) { return f32_copies_.emplace_back(size_t(n)).data(); }
+
 std::vector<WeightRef> TensorBinder::stacked(const std::string& name, int64_t n, int64_t rows, int64_t cols) {
   const gguf::TensorInfo& t = find(name, {cols, rows, n});
   std::vector<WeightRef> out;

@@ -42,6 +42,10 @@ class TensorBinder {
   // A 3-D tensor of n matrices of `rows` x `cols` (GGUF [cols, rows, n]): one view per matrix.
   std::vector<WeightRef> stacked(const std::string& name, int64_t n, int64_t rows, int64_t cols);
   bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
+  // For weights rearranged at load: a matrix dequantized to f32 (rows, cols), and new f32 storage
+  // of n values, both kept as long as the model.
+  float* f32_copy(const std::string& name, int64_t rows, int64_t cols);
+  float* f32_storage(int64_t n);
 
  private:
   const gguf::TensorInfo& find(const std::string& name, const std::vector<int64_t>& shape) const;

@@ -15,6 +15,11 @@ class LayerPass {
   // RMSNorm, Q/K/V (+ biases), QK-norm, RoPE, paged causal attention (GQA; the layer's sliding
   // window), output projection, post-norm (Gemma 3), residual add.
   virtual void attention(const LayerWeights& w, int64_t layer) = 0;
+  // Multi-head latent attention (DeepSeek): RMSNorm, the query (straight or through its low-rank
+  // bottleneck), the KV latent and the shared RoPE key (all the cache keeps), each head's query
+  // absorbed into the latent space, MQA over the latents, each head's value decompressed from the
+  // attended latent, output projection, residual add.
+  virtual void latent_attention(const LayerWeights& w, int64_t layer) = 0;
   // RMSNorm, gate and up, SwiGLU or GeGLU, down, post-norm (Gemma 3), residual add.
   virtual void dense_ffn(const LayerWeights& w) = 0;
   // RMSNorm, router (softmax or sigmoid, top-k, normalised and scaled weights), each chosen expert

@@ -13,6 +13,7 @@ const std::vector<std::unique_ptr<Architecture>>& registry() {
     v.push_back(make_gemma3());
     v.push_back(make_qwen2moe());
     v.push_back(make_olmoe());
+    v.push_back(make_deepseek2());
     return v;
   }();
   return all;

@@ -21,5 +21,6 @@ std::unique_ptr<Architecture> make_qwen3(std::string_view name);         // qwen
 std::unique_ptr<Architecture> make_gemma3();
 std::unique_ptr<Architecture> make_qwen2moe();
 std::unique_ptr<Architecture> make_olmoe();
+std::unique_ptr<Architecture> make_deepseek2();
 
 }  // namespace ridge

@@ -77,75 +77,23 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
   for (int64_t t = 0; t < n; ++t)
     first_position_[size_t(t)] = window > 0 ? std::max<int32_t>(0, positions_[size_t(t)] - int32_t(window) + 1) : 0;
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, s.scores_scale(), window};
-  attend(args, store.layer(l), n, blocks_of);
+  const KvLayerView kv = store.layer(l);
+  const int64_t group = s.gqa_group(), dim = s.head_dim;
+  auto query = [&](int64_t t, int64_t kv_head) {
+    return cpu::AttentionQuery{q_.data() + (t * s.n_head + kv_head * group) * dim, kv_head * group, group,
+                               positions_[size_t(t)], first_position_[size_t(t)]};
+  };
+  attend({s.n_head_kv, cpu::attention_partial_floats(args, group), group * cpu::kAttentionTile,
+          [&](int64_t t, int64_t kv_head, int64_t tile, float* scores, float* partial) {
+            cpu::attention_tile(args, query(t, kv_head), tile, kv, blocks_of(t), scores, partial);
+          },
+          [&](int64_t t, int64_t kv_head, const float* partials, int64_t n_tiles) {
+            cpu::attention_merge(args, group, partials, n_tiles, attn_.data() + (t * s.n_head + kv_head * group) * dim);
+          }},
+         n);
 
   matmul({job(w.wo, proj_.data())}, attn_.data(), n);
   add_residual(proj_.data(), w.post_attn_norm, n);
-}
-
-// Attention of every (token, KV group) over its history, tile by tile (kernels/cpu/attention.h).
-// Many tokens (prefill): each (token, KV group) is one part, its tiles computed in order into the
-// thread's partials and merged. Few tokens over long histories (decode): the tiles themselves are
-// the parts (flash-decoding), then a second pass merges each (token, KV group). Same bits either way.
-void ModelForward::attend(const ref::AttentionArgs& args, const KvLayerView& kv, int64_t n,
-                          const std::function<std::span<const BlockId>(int64_t)>& blocks_of) {
-  const int64_t group = args.n_heads / args.n_kv_heads, dim = args.head_dim;
-  const int64_t part = cpu::attention_partial_floats(args, group);
-  const int64_t n_threads = pool_->size(), n_pairs = n * args.n_kv_heads;
-  auto first_tile = [&](int64_t t) { return cpu::first_attention_tile(first_position_[size_t(t)]); };
-  auto tiles_of = [&](int64_t t) { return cpu::attention_tiles(positions_[size_t(t)]) - first_tile(t); };
-  int64_t max_tiles = 1;
-  for (int64_t t = 0; t < n; ++t) max_tiles = std::max(max_tiles, tiles_of(t));
-  scores_.resize(size_t(n_threads * group * cpu::kAttentionTile));
-  auto query = [&](int64_t t, int64_t kv_head) {
-    return cpu::AttentionQuery{q_.data() + (t * args.n_heads + kv_head * group) * dim, kv_head * group, group,
-                               positions_[size_t(t)], first_position_[size_t(t)]};
-  };
-  auto out_of = [&](int64_t t, int64_t kv_head) { return attn_.data() + (t * args.n_heads + kv_head * group) * dim; };
-
-  if (max_tiles == 1 || n_pairs >= 2 * n_threads) {
-    partials_.resize(size_t(n_threads * max_tiles * part));
-    pool_->run([&](int thread, int n_parts) {
-      float* scores = scores_.data() + thread * group * cpu::kAttentionTile;
-      float* partials = partials_.data() + thread * max_tiles * part;
-      const Range pairs = split_range(n_pairs, 1, thread, n_parts);
-      for (int64_t i = pairs.begin; i < pairs.end; ++i) {
-        const int64_t t = i / args.n_kv_heads, kv_head = i % args.n_kv_heads;
-        const cpu::AttentionQuery q = query(t, kv_head);
-        const int64_t first = first_tile(t), n_tiles = tiles_of(t);
-        for (int64_t c = 0; c < n_tiles; ++c)
-          cpu::attention_tile(args, q, first + c, kv, blocks_of(t), scores, partials + c * part);
-        cpu::attention_merge(args, group, partials, n_tiles, out_of(t, kv_head));
-      }
-    });
-    return;
-  }
-  tile_base_.resize(size_t(n + 1));
-  tile_base_[0] = 0;
-  for (int64_t t = 0; t < n; ++t) tile_base_[size_t(t + 1)] = tile_base_[size_t(t)] + args.n_kv_heads * tiles_of(t);
-  const int64_t n_items = tile_base_[size_t(n)];
-  partials_.resize(size_t(n_items * part));
-  pool_->run([&](int thread, int n_parts) {
-    float* scores = scores_.data() + thread * group * cpu::kAttentionTile;
-    const Range items = split_range(n_items, 1, thread, n_parts);
-    int64_t t = 0;
-    for (int64_t i = items.begin; i < items.end; ++i) {
-      while (tile_base_[size_t(t + 1)] <= i) ++t;
-      const int64_t n_tiles = tiles_of(t);
-      const int64_t within = i - tile_base_[size_t(t)], kv_head = within / n_tiles, c = within % n_tiles;
-      cpu::attention_tile(args, query(t, kv_head), first_tile(t) + c, kv, blocks_of(t), scores,
-                          partials_.data() + i * part);
-    }
-  });
-  pool_->run([&](int thread, int n_parts) {
-    const Range pairs = split_range(n_pairs, 1, thread, n_parts);
-    for (int64_t i = pairs.begin; i < pairs.end; ++i) {
-      const int64_t t = i / args.n_kv_heads, kv_head = i % args.n_kv_heads;
-      const int64_t n_tiles = tiles_of(t);
-      const float* first = partials_.data() + (tile_base_[size_t(t)] + kv_head * n_tiles) * part;
-      cpu::attention_merge(args, group, first, n_tiles, out_of(t, kv_head));
-    }
-  });
 }
 
 }  // namespace ridge

@@ -18,6 +18,27 @@ cpu::MatmulJob job(const WeightRef& w, float* y) { return {{w.type, w.data, w.ro
 const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
+// Group-limited routing (DeepSeek): each group scores the sum of its two best selection scores,
+// and the experts outside the n_group_used best groups (ties to the lower group) drop out.
+void keep_best_groups(const ModelSpec& s, std::vector<float>& selection) {
+  const int64_t groups = s.n_expert_groups, per = s.n_expert / groups;
+  std::vector<float> score(static_cast<size_t>(groups));
+  for (int64_t g = 0; g < groups; ++g) {
+    const float* x = selection.data() + g * per;
+    float best = -INFINITY, second = -INFINITY;
+    for (int64_t e = 0; e < per; ++e) {
+      if (x[e] > best) second = best, best = x[e];
+      else if (x[e] > second) second = x[e];
+    }
+    score[size_t(g)] = best + second;
+  }
+  std::vector<int32_t> order(static_cast<size_t>(groups));
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return score[size_t(a)] > score[size_t(b)]; });
+  for (int64_t i = s.n_group_used; i < groups; ++i)
+    std::fill_n(selection.data() + order[size_t(i)] * per, per, -INFINITY);
+}
+
 }  // namespace
 
 // chosen_ / chosen_weight_ for each token, then the tokens grouped by expert.
@@ -36,6 +57,7 @@ void ModelForward::route(const LayerWeights& w, int64_t n) {
     else for (int64_t e = 0; e < n_exp; ++e) probs[e] = sigmoid(probs[e]);
     // The bias (DeepSeek-V3) steers the choice only; the weights are the unbiased probabilities.
     for (int64_t e = 0; e < n_exp; ++e) selection[size_t(e)] = probs[e] + (w.router_bias.present() ? as_f32(w.router_bias)[e] : 0.0f);
+    if (s.n_expert_groups > 1) keep_best_groups(s, selection);
     std::iota(order.begin(), order.end(), 0);
     // Ties go to the lower expert id, so the choice is the same wherever the token is batched.
     std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
@@ -63,6 +85,37 @@ void ModelForward::route(const LayerWeights& w, int64_t n) {
   }
 }
 
+// Every chosen expert over the rows routed to it, as two grouped matmuls (gate and up of all of
+// them, then down of all of them): one parallel region per phase whatever the number of experts.
+void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
+  const ModelSpec& s = model_.spec;
+  const int64_t d = s.n_embd, ff = s.n_ff_expert, rows = expert_begin_.back();
+  expert_in_.resize(size_t(rows * d));
+  for (int64_t i = 0; i < rows; ++i)
+    std::copy_n(xn_.data() + expert_tokens_[size_t(i)] * d, d, expert_in_.data() + i * d);
+  gate_.resize(size_t(rows * ff));
+  up_.resize(gate_.size());
+  expert_out_.resize(size_t(rows * d));
+  const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
+                                                            : cpu::MatmulPrologue::Kind::SwiGlu;
+  std::vector<cpu::MatmulInput> inputs, activated;
+  std::vector<cpu::GroupedMatmulJob> gate_up, down;
+  for (int64_t e = 0; e < s.n_expert; ++e) {
+    const int64_t begin = expert_begin_[size_t(e)], m = expert_begin_[size_t(e + 1)] - begin;
+    if (m == 0) continue;  // an expert no token chose is not read
+    moe_stats_.add(l, e, uint64_t(m));
+    const ExpertWeights& ex = w.experts[size_t(e)];
+    const auto input = int32_t(inputs.size());
+    inputs.push_back({expert_in_.data() + begin * d, m, {}});
+    activated.push_back({gate_.data() + begin * ff, m, {act, nullptr, 0.0f, up_.data() + begin * ff}});
+    gate_up.push_back({job(ex.w_gate, gate_.data() + begin * ff), input});
+    gate_up.push_back({job(ex.w_up, up_.data() + begin * ff), input});
+    down.push_back({job(ex.w_down, expert_out_.data() + begin * d), input});
+  }
+  cpu::matmul_grouped(inputs, gate_up, *pool_, matmul_scratch_);
+  cpu::matmul_grouped(activated, down, *pool_, matmul_scratch_);
+}
+
 void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   const ModelSpec& s = model_.spec;
   const auto n = int64_t(batch_->tokens.size());
@@ -70,22 +123,14 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   ref::rms_norm(x_.data(), as_f32(w.ffn_norm), n, d, s.rms_eps, xn_.data());
   route(w, n);
   moe_out_.assign(size_t(n * d), 0.0f);
-  for (int64_t e = 0; e < s.n_expert; ++e) {
-    const int64_t begin = expert_begin_[size_t(e)], m = expert_begin_[size_t(e + 1)] - begin;
-    if (m == 0) continue;
-    moe_stats_.add(l, e, uint64_t(m));
-    expert_in_.resize(size_t(m * d));
-    expert_out_.resize(size_t(m * d));
-    for (int64_t i = 0; i < m; ++i)
-      std::copy_n(xn_.data() + expert_tokens_[size_t(begin + i)] * d, d, expert_in_.data() + i * d);
-    const ExpertWeights& ex = w.experts[size_t(e)];
-    gated_ffn(ex.w_gate, ex.w_up, ex.w_down, nullptr, expert_in_.data(), m, expert_out_.data());
-    for (int64_t i = 0; i < m; ++i) {
-      const float weight = chosen_weight_[size_t(expert_slot_[size_t(begin + i)])];
-      float* out = moe_out_.data() + expert_tokens_[size_t(begin + i)] * d;
-      const float* y = expert_out_.data() + i * d;
-      for (int64_t j = 0; j < d; ++j) out[j] += weight * y[j];
-    }
+  run_experts(w, l, n);
+  // Each token's expert outputs, weighted, added in expert order.
+  const int64_t rows = expert_begin_.back();
+  for (int64_t i = 0; i < rows; ++i) {
+    const float weight = chosen_weight_[size_t(expert_slot_[size_t(i)])];
+    float* out = moe_out_.data() + expert_tokens_[size_t(i)] * d;
+    const float* y = expert_out_.data() + i * d;
+    for (int64_t j = 0; j < d; ++j) out[j] += weight * y[j];
   }
   if (w.shared_gate.present()) {
     proj_.resize(size_t(n * d));
