@@ -164,6 +164,8 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
         BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("tg{}", n), n);
         measure(r, [&] { runner.generate(std::min(n, kGenWarmupTokens)); }, [&] { return runner.generate(n); });
         r.bytes_per_token = generation_bytes_per_token(cost, 0, n);
+        r.weight_bytes_per_token = cost.weight_bytes_per_token;
+        r.kv_bytes_per_position = cost.kv_bytes_per_position;
         r.bandwidth_gbs = r.bytes_per_token * r.mean / 1e9;
         const auto peak = profile ? profile_value_at_threads(*profile, "read_bandwidth_gbs", threads) : std::nullopt;
         if (peak && *peak > 0) r.bandwidth_fraction = r.bandwidth_gbs / *peak;
@@ -182,6 +184,8 @@ nlohmann::json to_json(const BenchResult& r) {
                       {"mean_tps", r.mean},        {"stddev_tps", r.stddev}};
   if (r.test.rfind("tg", 0) == 0) {
     j["bytes_per_token"] = r.bytes_per_token;
+    j["weight_bytes_per_token"] = r.weight_bytes_per_token;
+    j["kv_bytes_per_position"] = r.kv_bytes_per_position;
     j["bandwidth_gbs"] = r.bandwidth_gbs;
     j["bandwidth_fraction"] = r.bandwidth_fraction ? nlohmann::json(*r.bandwidth_fraction) : nlohmann::json(nullptr);
   } else {

@@ -34,6 +34,8 @@ struct BenchResult {
   double mean = 0, stddev = 0;
   // Decode: bytes read per token (mean over the run) and what they give at the mean speed.
   double bytes_per_token = 0;
+  int64_t weight_bytes_per_token = 0;   // of which the weights (a MoE model's active experts only)
+  int64_t kv_bytes_per_position = 0;    // and K/V (an MLA model's latent) per cached position
   double bandwidth_gbs = 0;
   std::optional<double> bandwidth_fraction;  // of the probe's read bandwidth at these threads
   // Prefill: arithmetic rate.

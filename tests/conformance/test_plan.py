@@ -84,3 +84,27 @@ def test_validate_default_model(ridge_bin, default_model, tmp_path):
     for phase in ("prefill", "decode"):
         assert v[phase]["predicted_s"] > 0 and v[phase]["measured_s"] > 0
         assert v[phase]["ratio"] == pytest.approx(v[phase]["measured_s"] / v[phase]["predicted_s"])
+
+
+@pytest.mark.parametrize("shape", ["deepseek-v3", "qwen3-30b-a3b"])
+def test_plan_ledger_matches_the_engine_on_a_synthetic_file(ridge_bin, tmp_path, shape):
+    """The planner's KV bytes per token (DeepSeek-V3: the 512 + 64 latent per layer) and active weight
+    bytes per decode token agree with what the engine allocates and reads on the same file (the real
+    attention shapes, fewer layers and experts so it runs in seconds)."""
+    path = str(tmp_path / f"{shape}.gguf")
+    scale = ["--n-layer", "4", "--n-vocab", "2000", "--n-embd", "1024", "--n-expert", "16", "--n-ff-expert", "256"]
+    if shape == "deepseek-v3":
+        scale += ["--n-layer-dense-lead", "1", "--n-ff", "512"]
+    r = run(ridge_bin, "synth", shape, *scale, "-t", "Q8_0", "-o", path, "-f")
+    assert r.returncode == 0, r.stderr
+    r = run(ridge_bin, "plan", path, "--kv", "f16", "--context", "4096", "--batch", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    plan = json.loads(r.stdout)
+    row, kv_per_token = plan["decode"]["rows"][0], plan["model"]["kv_bytes_per_token"]
+    r = run(ridge_bin, "bench", "run", "-m", path, "-p", "0", "-n", "2", "-r", "1", "--json")
+    assert r.returncode == 0, r.stderr
+    engine = json.loads(r.stdout)["results"][0]
+    print(f"\n{shape}: KV bytes/token plan {kv_per_token:.0f} engine {engine['kv_bytes_per_position']}; "
+          f"active weight bytes plan {row['weight_bytes']:.0f} engine {engine['weight_bytes_per_token']}")
+    assert kv_per_token == engine["kv_bytes_per_position"]
+    assert row["weight_bytes"] == pytest.approx(engine["weight_bytes_per_token"], rel=0.01)
