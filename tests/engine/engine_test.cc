@@ -18,19 +18,12 @@
 #include "model/gguf/gguf_file.h"
 #include "model/model_loader.h"
 #include "model/synth/synth_model.h"
+#include "engine_test_support.h"
 
 namespace ridge {
 namespace {
 
-struct Output {
-  std::vector<int32_t> tokens;
-  std::vector<float> logprobs;
-  std::string text;
-  FinishReason finish = FinishReason::None;
-  int64_t cached = 0;
-  bool operator==(const Output& o) const { return tokens == o.tokens && logprobs == o.logprobs && text == o.text; }
-};
-void PrintTo(const Output& o, std::ostream* os) { *os << ::testing::PrintToString(o.tokens); }
+using testing_support::Output;
 
 class EngineTest : public ::testing::Test {
  protected:
@@ -60,58 +53,13 @@ class EngineTest : public ::testing::Test {
     std::filesystem::remove(path_);
   }
 
-  static std::vector<int32_t> prompt(uint32_t seed, int length) {
-    std::mt19937 rng(seed);
-    std::vector<int32_t> p(static_cast<size_t>(length));
-    for (auto& t : p) t = int32_t(rng() % 500) + 5;
-    return p;
-  }
+  static std::vector<int32_t> prompt(uint32_t seed, int length) { return testing_support::random_prompt(seed, length); }
   static RequestOptions options(std::vector<int32_t> tokens, int max_tokens) {
-    RequestOptions o;
-    o.prompt = std::move(tokens);
-    o.max_tokens = max_tokens;
-    o.ignore_eos = true;
-    o.logprobs = true;
-    return o;
+    return testing_support::greedy_request(std::move(tokens), max_tokens);
   }
-
-  // The same request through the single-sequence path.
-  static Output alone(const RequestOptions& o) {
-    ModelForward forward(*model_, 2);
-    Generator generator(forward, *tokenizer_, 256);
-    GenerationRequest r;
-    r.prompt = o.prompt;
-    r.max_tokens = o.max_tokens;
-    r.ignore_eos = o.ignore_eos;
-    r.stop = o.stop;
-    r.sampling = o.sampling;
-    const GenerationResult g = generator.generate(r);
-    Output out;
-    out.tokens = g.tokens;
-    for (const auto& s : g.samples) out.logprobs.push_back(s.logprob);
-    out.text = g.text;
-    return out;
-  }
-
-  // Submits every request, steps the engine until idle, and collects the outputs.
+  static Output alone(const RequestOptions& o) { return testing_support::run_alone(*model_, *tokenizer_, o, 256); }
   static std::vector<Output> through(Engine& engine, const std::vector<RequestOptions>& requests) {
-    std::vector<Output> outputs(requests.size());
-    for (size_t i = 0; i < requests.size(); ++i) {
-      engine.submit(requests[i], [&outputs, i](const TokenEvent& e) {
-        Output& out = outputs[i];
-        if (e.has_token) {
-          out.tokens.push_back(e.sample.token);
-          out.logprobs.push_back(e.sample.logprob);
-        }
-        out.text += e.text;
-        if (e.finish != FinishReason::None) {
-          out.finish = e.finish;
-          out.cached = e.cached_prompt_tokens;
-        }
-      });
-    }
-    engine.run_until_idle();
-    return outputs;
+    return testing_support::run_through(engine, requests);
   }
 
   static EngineConfig config() {

@@ -7,30 +7,11 @@
 #include "core/fp16.h"
 #include "core/fp8.h"
 #include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/kv_decode_tables.h"
 #include "kernels/cpu/isa.h"
 
 namespace ridge::cpu {
 namespace {
-
-// Every 16-bit value's f32, computed once: the attention loops convert K and V element by element.
-template <float (*Convert)(uint16_t)>
-const float* table16() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) t[h] = Convert(uint16_t(h));
-    return t;
-  }();
-  return table.data();
-}
-
-const float* fp8_table() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(256);
-    for (uint32_t v = 0; v < 256; ++v) t[v] = fp8_e4m3_to_f32(uint8_t(v));
-    return t;
-  }();
-  return table.data();
-}
 
 // Reads one kv head's row of head_dim elements as f32 (the scale folded in for FP8/INT8).
 template <KvDtype D>

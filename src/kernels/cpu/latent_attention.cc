@@ -6,20 +6,10 @@
 
 #include "core/fp16.h"
 #include "core/fp8.h"
+#include "kernels/cpu/kv_decode_tables.h"
 
 namespace ridge::cpu {
 namespace {
-
-// Every 16-bit value's f32, computed once: a tile's rows are converted element by element.
-template <float (*Convert)(uint16_t)>
-const float* table16() {
-  static const std::vector<float> table = [] {
-    std::vector<float> t(65536);
-    for (uint32_t h = 0; h < 65536; ++h) t[h] = Convert(uint16_t(h));
-    return t;
-  }();
-  return table.data();
-}
 
 // The tile's positions begin..begin+n-1 as f32 (FP8/INT8 times their row's scale), twice: as rows
 // (n, width) for P·V over the latent, and transposed (width, n) for the scores of many positions
