@@ -13,44 +13,10 @@
 #include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/synth/synth_model.h"
+#include "tiny_arch_spec.h"
 
 namespace ridge {
 namespace {
-
-ModelSpec tiny_spec(const std::string& arch) {
-  ModelSpec s;
-  s.arch = arch;
-  s.name = "tiny " + arch;
-  s.n_vocab = 320;
-  s.n_embd = 64;
-  s.n_layer = 3;
-  s.n_head = 4;
-  s.n_head_kv = 2;
-  s.head_dim = 16;
-  s.rope_dim = 16;
-  s.n_ff = 96;
-  s.n_ctx_train = 256;
-  s.rope_theta = 10000.0f;
-  if (arch == "gemma3") {
-    s.sliding_window = 5;  // short, so the batch's later positions see only a window
-    s.swa_pattern = 3;
-    s.rope_theta_swa = 1000.0f;
-  }
-  if (arch == "mixtral" || arch == "qwen3moe" || arch == "qwen2moe" || arch == "olmoe") {
-    if (arch == "mixtral") s.arch = "llama";
-    if (arch == "olmoe") s.n_head_kv = s.n_head;  // OLMoE normalises q and k as one n_embd vector
-    s.n_expert = 6;
-    s.n_expert_used = 2;
-    s.n_ff_expert = 32;
-    if (arch == "qwen2moe") {
-      s.n_shared_expert = 1;
-      s.n_ff_shared = 48;
-      s.shared_expert_gate = true;
-    }
-  }
-  synth::apply_arch_conventions(s);
-  return s;
-}
 
 class ArchForward : public ::testing::TestWithParam<std::string> {
  protected:
@@ -136,8 +102,7 @@ TEST_P(ArchForward, LogitsAreFiniteAndNotFlat) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryArchitecture, ArchForward,
-                         ::testing::Values("llama", "qwen2", "qwen3", "gemma3", "mixtral", "qwen3moe", "qwen2moe",
-                                           "olmoe"),
+                         ::testing::ValuesIn(kTestArchitectures),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
 // A router whose weights are all zero scores every expert the same: the choice must be the lowest
