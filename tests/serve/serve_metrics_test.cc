@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "prometheus_check.h"
+#include "serve/serve_metrics.h"
 #include "test_server.h"
 
 namespace ridge {
@@ -75,6 +76,24 @@ TEST(ServeMetrics, JsonViewForThePage) {
   EXPECT_EQ(m["kv_blocks_total"], 100);
   for (const char* k : {"running", "waiting", "kv_cache_usage", "batch_seqs", "batch_tokens", "uptime_seconds"})
     EXPECT_TRUE(m.contains(k)) << k;
+}
+
+// A MoE engine's expert counts appear per expert, with the imbalance gauge, in both views; a dense
+// engine shows neither.
+TEST(ServeMetrics, ExpertTokenCountsOfAMoeEngine) {
+  ServeMetrics metrics;
+  EngineStats dense;
+  EXPECT_EQ(metrics.prometheus(dense).find("moe_expert"), std::string::npos);
+  EngineStats moe;
+  moe.moe_expert_tokens = {3, 0, 7};
+  moe.moe_layer_imbalance = 2.1;
+  const auto e = testing::parse_exposition(metrics.prometheus(moe));
+  EXPECT_TRUE(e.bad_lines.empty());
+  const std::string text = metrics.prometheus(moe);
+  EXPECT_NE(text.find("ridge:moe_expert_tokens_total{expert=\"2\"} 7"), std::string::npos) << text;
+  EXPECT_NE(text.find("ridge:moe_expert_imbalance 2.1"), std::string::npos);
+  const json j = metrics.json(moe);
+  EXPECT_EQ(j["moe"]["expert_tokens"], json({3, 0, 7}));
 }
 
 TEST(ServeMetrics, DisconnectCountsAsAbort) {
