@@ -37,8 +37,8 @@ def active_bytes(path):
 
     r = GGUFReader(path)
     arch = str(r.fields["general.architecture"].contents())
-    used = int(r.fields[f"{arch}.expert_used_count"].contents())
-    n_expert = int(r.fields[f"{arch}.expert_count"].contents())
+    field = lambda key: int(r.fields[key].contents()) if key in r.fields else 1  # dense: one "expert"
+    used, n_expert = field(f"{arch}.expert_used_count"), field(f"{arch}.expert_count")
     total, active = 0, 0.0
     for t in r.tensors:
         n = int(t.n_bytes)

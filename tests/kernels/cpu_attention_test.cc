@@ -52,7 +52,7 @@ TEST(CpuAttention, PagedMatchesReferenceForEveryKvTypeOverAwkwardShapes) {
   std::mt19937 rng(7);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (KvDtype dtype : {KvDtype::F16, KvDtype::BF16, KvDtype::FP8_E4M3, KvDtype::INT8}) {
-    for (const Case& c : {Case{1, 1, 8, 1, 1}, {6, 2, 16, 37, 16}, {9, 3, 64, 300, 7}, {4, 4, 32, 1025, 256}}) {
+    for (const Case& c : {Case{1, 1, 8, 1, 1}, {6, 2, 16, 37, 16}, {9, 3, 64, 300, 7}, {4, 4, 32, 1025, 256}, {4, 1, 256, 300, 16}}) {
       const int n_blocks = (c.n_kv + c.block_size - 1) / c.block_size;
       KvStore store({1, c.kv_heads, c.dim, c.block_size, n_blocks + 3, dtype});
       std::vector<BlockId> table(size_t(n_blocks + 3));
@@ -92,7 +92,7 @@ TEST(CpuAttention, SlidingWindowsMatchTheReferenceForEveryKvType) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (KvDtype dtype : {KvDtype::F16, KvDtype::BF16, KvDtype::FP8_E4M3, KvDtype::INT8}) {
-    for (const Case& c : {Case{4, 1, 64, 700, 16}, {6, 2, 16, 300, 7}, {2, 2, 32, 520, 256}}) {
+    for (const Case& c : {Case{4, 1, 64, 700, 16}, {6, 2, 16, 300, 7}, {2, 2, 32, 520, 256}, {4, 1, 256, 530, 16}}) {
       const int n_blocks = (c.n_kv + c.block_size - 1) / c.block_size;
       KvStore store({1, c.kv_heads, c.dim, c.block_size, n_blocks, dtype});
       std::vector<BlockId> table(static_cast<size_t>(n_blocks));
@@ -180,7 +180,7 @@ TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOne) {
   if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.5f);
-  for (int dim : {16, 32, 64, 128}) {
+  for (int dim : {16, 32, 64, 128, 256}) {
     const int heads = 10, kv_heads = 2, group = heads / kv_heads, n_kv = 600, block = 16;
     const int n_blocks = (n_kv + block - 1) / block;
     KvStore store({1, kv_heads, dim, block, n_blocks, KvDtype::F16});
@@ -199,14 +199,16 @@ TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOne) {
     std::vector<float> scores(static_cast<size_t>(group * kAttentionTile)), wide(static_cast<size_t>(part)), scalar(wide.size());
     for (int kv_head = 0; kv_head < kv_heads; ++kv_head)
       for (int32_t position : {0, 15, 40, 255, 256, 300, n_kv - 1})
-        for (int64_t tile = 0; tile < attention_tiles(position); ++tile)
+        for (int32_t first : {0, std::max(0, position - 20), std::max(0, position - 257)})  // sliding windows
+        for (int64_t tile = first_attention_tile(first); tile < attention_tiles(position); ++tile)
           for (int n_heads : {1, 2, 3, 5}) {
-            const AttentionQuery query{q.data() + kv_head * group * dim, kv_head * group, n_heads, position};
+            const AttentionQuery query{q.data() + kv_head * group * dim, kv_head * group, n_heads, position, first};
             const size_t used = size_t(attention_partial_floats(args, n_heads));
             attention_tile_f16_avx512(args, query, tile, store.layer(0), table, scores.data(), wide.data());
             attention_tile_reference_order(args, query, tile, store.layer(0), table, scores.data(), scalar.data());
             ASSERT_EQ(0, std::memcmp(wide.data(), scalar.data(), used * sizeof(float)))
-                << "dim " << dim << " kv head " << kv_head << " position " << position << " tile " << tile << " heads " << n_heads;
+                << "dim " << dim << " kv head " << kv_head << " position " << position << " first " << first << " tile "
+                << tile << " heads " << n_heads;
           }
   }
 }

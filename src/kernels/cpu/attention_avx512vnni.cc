@@ -128,7 +128,7 @@ void tile_f16(const ref::AttentionArgs& args, const AttentionQuery& query, int64
 
 bool attention_tile_f16_avx512_fits(const ref::AttentionArgs& args, const KvLayerView& kv) {
   const int64_t d = args.head_dim;
-  return kv.block_size % 16 == 0 && (d == 16 || d == 32 || d == 64 || d == 128);
+  return kv.block_size % 16 == 0 && (d == 16 || d == 32 || d == 64 || d == 128 || d == 256);
 }
 
 void attention_tile_f16_avx512(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile,
@@ -138,6 +138,7 @@ void attention_tile_f16_avx512(const ref::AttentionArgs& args, const AttentionQu
     case 32: return tile_f16<2>(args, query, tile, kv, table, scores, partial);
     case 64: return tile_f16<4>(args, query, tile, kv, table, scores, partial);
     case 128: return tile_f16<8>(args, query, tile, kv, table, scores, partial);
+    case 256: return tile_f16<16>(args, query, tile, kv, table, scores, partial);  // Gemma 3
     default: break;
   }
 }
