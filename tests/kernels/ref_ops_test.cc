@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/fp16.h"
+#include "kernels/cpu/gelu_table.h"
 #include "random_vector.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/attention.h"
@@ -97,6 +98,22 @@ TEST(RefActivation, GeGluIsTheTanhGelu) {
   geglu(gate.data(), up.data(), 5);
   const double expect[] = {0.0, 2 * 0.8411919906082768, -0.15880800939172324, 4.0, 0.0};
   for (size_t i = 0; i < 5; ++i) EXPECT_NEAR(gate[i], expect[i], 1e-5) << i;
+}
+
+// The table GELU (llama.cpp's: input and output rounded to f16) stays within f16 rounding of the
+// exact one over the whole range, and is exact outside (-10, 10).
+TEST(RefActivation, TableGeGluIsTheTanhGeluWithinF16Rounding) {
+  std::vector<float> x, up;
+  for (float v = -12.0f; v <= 12.0f; v += 0.0137f) x.push_back(v), up.push_back(1.0f + 0.25f * std::sin(v));
+  std::vector<float> exact = x, table = x;
+  geglu(exact.data(), up.data(), int64_t(x.size()));
+  cpu::geglu_table(table.data(), up.data(), int64_t(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    // f16 input (relative 2^-11, times GELU's slope <= 1.13) and f16 output (2^-11 relative).
+    const float tol = 2.5f * std::ldexp(1.0f, -11) * (std::fabs(exact[i]) + std::fabs(x[i] * up[i])) + 1e-7f;
+    ASSERT_NEAR(table[i], exact[i], tol) << "x " << x[i];
+    if (std::fabs(x[i]) >= 10.0f) EXPECT_NEAR(table[i], exact[i], 1e-6f * std::fabs(exact[i]) + 1e-6f);
+  }
 }
 
 TEST(RefActivation, SoftmaxRowsSumToOneAndKeepOrder) {

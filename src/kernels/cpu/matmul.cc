@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/cpu/gelu_table.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/dequant.h"
@@ -44,7 +45,7 @@ PackedDotFn packed_dot_for(Isa isa, int64_t n_tokens) {
 void apply_prologue(const MatmulPrologue& p, const float* x, int64_t t, int64_t cols, float* out) {
   if (p.kind == MatmulPrologue::Kind::RmsNorm) return ref::rms_norm(x, p.norm_weight, 1, cols, p.eps, out);
   std::copy(x, x + cols, out);
-  if (p.kind == MatmulPrologue::Kind::GeGlu) return ref::geglu(out, p.up + t * cols, cols);
+  if (p.kind == MatmulPrologue::Kind::GeGlu) return geglu_table(out, p.up + t * cols, cols);
   ref::swiglu(out, p.up + t * cols, cols);
 }
 
