@@ -1,6 +1,6 @@
 """The real Gemma 3 270M (architecture gemma3) against llama.cpp: tokenizer ids on the tokenizer
-corpus, next-token distributions (mean KL < 0.01 nats, top-1 >= 97% over >= 500 positions, one
-prompt longer than the 512-position sliding window), greedy continuations, and its chat format
+corpus, next-token distributions (mean KL < 0.01 nats, top-1 >= 97% over one prompt of more than
+600 positions, past the 512-position sliding window), greedy continuations, and its chat format
 rendered as llama.cpp renders Gemma's.
 """
 import ctypes
@@ -59,25 +59,16 @@ def distributions(ridge_bin, model, oracle, ids):
 
 
 def test_next_token_distributions_match_llama_cpp(ridge_bin, gemma_model, oracle):
-    # The last prompt runs past the sliding window (512 positions): its later positions see only
-    # the window in five of every six layers.
-    long_text = " ".join(PROMPTS) + " " + " ".join(PROMPTS[:3])
-    kls, agree, positions, longest = [], 0, 0, 0
-    for text in PROMPTS + [long_text]:
-        ids = tokenize(oracle, text)
-        kl, top1 = distributions(ridge_bin, gemma_model, oracle, ids)
-        kls.extend(kl.tolist())
-        agree += top1
-        positions += len(ids)
-        longest = max(longest, len(ids))
-        if len(ids) > 512:
-            print(f"\npositions past the window: mean KL {float(np.mean(kl[512:])):.6f}")
-    mean_kl, top1 = float(np.mean(kls)), agree / positions
-    print(f"\ngemma3: positions={positions} longest={longest} mean_kl={mean_kl:.6f} max_kl={max(kls):.6f} top1={top1:.4f}")
-    assert longest > 600
-    assert positions >= 500
+    # One prompt of every kind of text in the default model's test, long enough to run past the
+    # sliding window (512 positions): its later positions see only the window in five layers of six.
+    ids = tokenize(oracle, " ".join(PROMPTS) + " " + PROMPTS[0])
+    kl, top1 = distributions(ridge_bin, gemma_model, oracle, ids)
+    mean_kl, agree = float(np.mean(kl)), top1 / len(ids)
+    print(f"\ngemma3: positions={len(ids)} mean_kl={mean_kl:.6f} max_kl={kl.max():.6f} top1={agree:.4f}; "
+          f"past the window mean KL {float(np.mean(kl[512:])):.6f}")
+    assert len(ids) > 600
     assert mean_kl < 0.01
-    assert top1 >= 0.97
+    assert agree >= 0.97
 
 
 @pytest.mark.parametrize("prompt", ["The capital of France is", "def fibonacci(n):\n", "Once upon a time"])
