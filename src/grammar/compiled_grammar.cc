@@ -5,101 +5,11 @@
 #include <fmt/format.h>
 
 #include "grammar/pda.h"
+#include "grammar/token_sort.h"
 
 namespace ridge::grammar {
 
-TokenSet::TokenSet(std::vector<int32_t> members, int32_t n_vocab) : count_(members.size()), n_vocab_(n_vocab) {
-  const size_t words = (static_cast<size_t>(n_vocab) + 63) / 64;
-  if (members.size() * 4 <= words * 8) {
-    form_ = Form::kMembers;
-    std::sort(members.begin(), members.end());
-    list_ = std::move(members);
-  } else {
-    form_ = Form::kBits;
-    bits_.assign(words, 0);
-    for (int32_t t : members) bits_[t >> 6] |= uint64_t{1} << (t & 63);
-  }
-}
-
-void TokenSet::or_into(uint64_t* words) const {
-  switch (form_) {
-    case Form::kMembers:
-      for (int32_t t : list_) words[t >> 6] |= uint64_t{1} << (t & 63);
-      break;
-    case Form::kBits:
-      for (size_t i = 0; i < bits_.size(); ++i) words[i] |= bits_[i];
-      break;
-  }
-}
-
-bool TokenSet::contains(int32_t token) const {
-  switch (form_) {
-    case Form::kMembers: return std::binary_search(list_.begin(), list_.end(), token);
-    case Form::kBits: return (bits_[token >> 6] >> (token & 63)) & 1;
-  }
-  return false;
-}
-
 namespace {
-
-// Walks the trie from `start` (a state over the sentinel) and sorts every token (see the header).
-PositionTokens sort_tokens(Pda& pda, Pda::StateId start, const TokenVocab& vocab) {
-  const auto& trie = vocab.trie();
-  const auto& trie_tokens = vocab.trie_tokens();
-  PositionTokens out;
-  std::vector<int32_t> accepted;
-  // Per depth on the current branch: the state after that many bytes, and the depths at which the
-  // position's frame had completed.
-  std::vector<Pda::StateId> state(1, start);
-  std::vector<uint16_t> pops;  // depths, ascending, on the current branch
-  const ByteSet first = pda.next_bytes(state[0]);
-  for (int b = 0; b < 256; ++b) {
-    if (!first.has(static_cast<uint8_t>(b))) continue;
-    const int32_t child = vocab.root_child(static_cast<uint8_t>(b));
-    if (child < 0) continue;
-    const int32_t end = trie[child].subtree_end;
-    pops.clear();
-    for (int32_t i = child; i < end;) {
-      const auto& node = trie[i];
-      const int d = node.depth;
-      while (!pops.empty() && pops.back() >= d) pops.pop_back();
-      if (state.size() <= static_cast<size_t>(d)) state.resize(d + 1);
-      const Pda::StateId s = pda.step(state[d - 1], node.byte);
-      if (s == Pda::kDead) {
-        if (!pops.empty()) {
-          // Every token below depends on the caller, from each completion point on the branch.
-          for (int32_t j = i; j < node.subtree_end; ++j)
-            for (int32_t t = 0; t < trie[j].n_tokens; ++t)
-              for (uint16_t k : pops) {
-                out.dependent_tokens.push_back(trie_tokens[trie[j].first_token + t]);
-                out.dependent_offsets.push_back(k);
-              }
-        }
-        i = node.subtree_end;
-        continue;
-      }
-      state[d] = s;
-      for (int32_t t = 0; t < node.n_tokens; ++t) accepted.push_back(trie_tokens[node.first_token + t]);
-      if (pda.popped(s)) pops.push_back(static_cast<uint16_t>(d));
-      ++i;
-    }
-  }
-  // A token accepted inside the rule needs no run-time check from another completion point.
-  if (!out.dependent_tokens.empty()) {
-    std::vector<bool> in(vocab.n_vocab(), false);
-    for (int32_t t : accepted) in[t] = true;
-    size_t w = 0;
-    for (size_t r = 0; r < out.dependent_tokens.size(); ++r)
-      if (!in[out.dependent_tokens[r]]) {
-        out.dependent_tokens[w] = out.dependent_tokens[r];
-        out.dependent_offsets[w++] = out.dependent_offsets[r];
-      }
-    out.dependent_tokens.resize(w);
-    out.dependent_offsets.resize(w);
-  }
-  out.accepted = TokenSet(std::move(accepted), vocab.n_vocab());
-  return out;
-}
 
 // What sorting the tokens from `chain` depends on, spelled canonically: the rest of each frame's
 // alternative and the rules reachable from there, numbered in the order first met -- but only the
@@ -108,8 +18,9 @@ PositionTokens sort_tokens(Pda& pda, Pda::StateId start, const TokenVocab& vocab
 // in any grammar: a string of at most 200 characters looks the same from its 10th character as
 // from its 100th to a token of at most 64 bytes. The top frame and the frames below it are spelled
 // apart (each as if it began the token: the pair still fixes the sort), so one spelling of the
-// frames below serves every stack that shares them -- the many alternatives a closure opens.
-std::string chain_key(const FlatGrammar& g, const int32_t* chain, size_t n_chain, int32_t horizon) {
+// frames below serves every stack that shares them. `stacked` false spells alternatives instead
+// (the tops of the stacks sorted together: each begins the token).
+std::string chain_key(const FlatGrammar& g, const int32_t* chain, size_t n_chain, int32_t horizon, bool stacked) {
   // Fewest bytes read before each reachable rule is entered (Dijkstra over alternatives' prefixes).
   std::unordered_map<int32_t, int32_t> dist;
   using Item = std::pair<int32_t, int32_t>;  // (bytes before, position)
@@ -118,11 +29,19 @@ std::string chain_key(const FlatGrammar& g, const int32_t* chain, size_t n_chain
     heap.emplace_back(d, pos);
     std::push_heap(heap.begin(), heap.end(), std::greater<>());
   };
+  // Frames that resume farther than a token reaches are never read from: spelled as one cut, so a
+  // deep stack (a string of 2^k-character blocks) looks the same whatever lies below the reach.
+  size_t n_spelled = n_chain;
   {
     int32_t d = 0;
     for (size_t i = 0; i < n_chain; ++i) {
+      if (d > horizon) {
+        n_spelled = i;
+        break;
+      }
       const int32_t pos = chain[i];
       push(d, pos);
+      if (!stacked) continue;
       // The next frame resumes once this one's alternative ends: at least its remaining bytes on.
       for (int32_t p = pos; g.elems[p].kind != FlatGrammar::Kind::kEnd; ++p)
         d += g.elems[p].kind == FlatGrammar::Kind::kBytes ? 1 : g.min_bytes[g.elems[p].arg];
@@ -173,13 +92,17 @@ std::string chain_key(const FlatGrammar& g, const int32_t* chain, size_t n_chain
       put(&it->second, 4);
     }
   };
-  for (size_t i = 0; i < n_chain; ++i) spell_from(chain[i]);
+  for (size_t i = 0; i < n_spelled; ++i) spell_from(chain[i]);
+  if (n_spelled < n_chain) key.push_back('C');
   for (size_t i = 0; i < queue.size(); ++i) {
     key.push_back('[');
     for (int32_t start : g.alt_starts[queue[i]]) spell_from(start);
   }
   return key;
 }
+
+// The longest run of plain characters a mask needs to know: a plain token's most characters, less one.
+int32_t plain_run_cap(const TokenVocab& vocab) { return std::max(vocab.plain().max_slots() - 1, 0); }
 
 // 128 bits standing for a spelling (two independent 64-bit hashes): keys of the shared cache stay
 // short however long the spelling.
@@ -203,7 +126,7 @@ class SharedChainCache {
     return it == map_.end() ? nullptr : it->second;
   }
   void put(const std::string& key, std::shared_ptr<const PositionTokens> tokens) {
-    const size_t bytes = key.size() + tokens->accepted.memory_bytes() + tokens->dependent_tokens.size() * 6 + 64;
+    const size_t bytes = key.size() + tokens->memory_bytes() + 64;
     std::lock_guard lock(mutex_);
     if (bytes_ + bytes > kMaxBytes) {  // a crude bound: entries are cheap to recompute
       map_.clear();
@@ -223,14 +146,18 @@ class SharedChainCache {
 
 CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const TokenVocab> vocab,
                                  const CompileLimits& limits)
-    : flat_(std::make_shared<const FlatGrammar>(FlatGrammar::from(grammar))), vocab_(std::move(vocab)) {
+    : flat_(std::make_shared<const FlatGrammar>(FlatGrammar::from(grammar))),
+      vocab_(std::move(vocab)),
+      limits_(limits) {
   const auto start = std::chrono::steady_clock::now();
   Pda pda(flat_);
   pda.initial();  // refuses an exploding start before any work
+  PlainRuns runs(pda, plain_run_cap(*vocab_));
+  PlainRuns* plain = limits_.sort_plain_text ? &runs : nullptr;
   positions_.resize(flat_->n_positions());
   for (int32_t pos = 0; pos < flat_->n_positions(); ++pos) {
     if (flat_->elems[pos].kind != FlatGrammar::Kind::kBytes || flat_->lexical_at(pos)) continue;
-    positions_[pos] = std::make_shared<const PositionTokens>(sort_tokens(pda, pda.start_at(pos), *vocab_));
+    positions_[pos] = std::make_shared<const PositionTokens>(sort_tokens(pda, plain, pda.start_at(pos), *vocab_));
     if (std::chrono::steady_clock::now() - start > limits.timeout)
       throw GrammarError(fmt::format("grammar: compiling took over {} ms (a grammar of {} positions); simplify it",
                                      limits.timeout.count(), flat_->n_positions()));
@@ -238,40 +165,61 @@ CompiledGrammar::CompiledGrammar(const Grammar& grammar, std::shared_ptr<const T
   compile_seconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vector<int32_t>& chain) const {
-  if (chain.size() == 1 && positions_[chain[0]]) return positions_[chain[0]];
-  const std::string own_key(reinterpret_cast<const char*>(chain.data()), chain.size() * sizeof(int32_t));
+std::shared_ptr<const PositionTokens> CompiledGrammar::tokens_for(const std::vector<int32_t>& tops,
+                                                                 const std::vector<int32_t>& below) const {
+  if (tops.size() == 1 && below.empty() && positions_[tops[0]]) return positions_[tops[0]];
+  const auto bytes_of = [](const std::vector<int32_t>& v) {
+    return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(int32_t));
+  };
+  const std::string tops_key = "t" + bytes_of(tops), below_key = "b" + bytes_of(below);
+  const std::string own_key = tops_key + below_key;
   {
     std::lock_guard lock(mutex_);
     if (auto it = chains_.find(own_key); it != chains_.end()) return it->second;
   }
-  const int32_t horizon = vocab_->max_token_bytes();
-  std::string shared_key = std::to_string(vocab_->id()) + ":";
+  std::shared_ptr<const PositionTokens> tokens;
   {
-    std::lock_guard lock(mutex_);
-    auto [top, top_added] = spelled_.try_emplace(std::string(own_key, 0, sizeof(int32_t)));
-    if (top_added) top->second = fingerprint(chain_key(*flat_, chain.data(), 1, horizon));
-    shared_key += top->second;
-    auto [below, below_added] = spelled_.try_emplace(own_key.substr(sizeof(int32_t)) + "b");
-    if (below_added) below->second = fingerprint(chain_key(*flat_, chain.data() + 1, chain.size() - 1, horizon));
-    shared_key += below->second;
-  }
-  std::shared_ptr<const PositionTokens> tokens = SharedChainCache::get().find(shared_key);
-  if (!tokens) {
     std::lock_guard walk_lock(walk_mutex_);
-    if (!walk_pda_) walk_pda_ = std::make_unique<Pda>(flat_);
-    tokens = std::make_shared<const PositionTokens>(sort_tokens(*walk_pda_, walk_pda_->start_chain(chain), *vocab_));
-    SharedChainCache::get().put(shared_key, tokens);
+    if (!walk_pda_) {
+      walk_pda_ = std::make_unique<Pda>(flat_);
+      if (limits_.sort_plain_text) walk_runs_ = std::make_unique<PlainRuns>(*walk_pda_, plain_run_cap(*vocab_));
+    }
+    TokenSort sort(*walk_pda_, walk_runs_.get(), walk_pda_->start_group(tops, below), *vocab_);
+    // Spelling the frames costs more than most sorts: only a long walk is looked for in the cache
+    // shared with other grammars.
+    std::string shared_key;
+    if (sort.walk_bound() > limits_.share_walks_above) {
+      shared_key = shared_chain_key(tops_key, tops, below_key, below);
+      tokens = SharedChainCache::get().find(shared_key);
+    }
+    if (!tokens) {
+      tokens = std::make_shared<const PositionTokens>(sort.finish());
+      if (!shared_key.empty()) SharedChainCache::get().put(shared_key, tokens);
+    }
   }
   std::lock_guard lock(mutex_);
   chains_.emplace(own_key, tokens);
   return tokens;
 }
 
+std::string CompiledGrammar::shared_chain_key(const std::string& tops_key, const std::vector<int32_t>& tops,
+                                              const std::string& below_key, const std::vector<int32_t>& below) const {
+  const int32_t horizon = vocab_->max_token_bytes();
+  std::string key = std::to_string(vocab_->id()) + (limits_.sort_plain_text ? "p:" : ":");
+  std::lock_guard lock(mutex_);
+  auto [top, top_added] = spelled_.try_emplace(tops_key);
+  if (top_added) top->second = fingerprint(chain_key(*flat_, tops.data(), tops.size(), horizon, false));
+  key += top->second;
+  auto [low, low_added] = spelled_.try_emplace(below_key);
+  if (low_added) low->second = fingerprint(chain_key(*flat_, below.data(), below.size(), horizon, true));
+  key += low->second;
+  return key;
+}
+
 size_t CompiledGrammar::memory_bytes() const {
   size_t total = 0;
   auto add = [&](const std::shared_ptr<const PositionTokens>& p) {
-    if (p) total += p->accepted.memory_bytes() + p->dependent_tokens.size() * 6;
+    if (p) total += p->memory_bytes();
   };
   for (const auto& p : positions_) add(p);
   std::lock_guard lock(mutex_);

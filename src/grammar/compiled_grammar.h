@@ -23,37 +23,20 @@
 
 #include "grammar/flat_grammar.h"
 #include "grammar/pda.h"
+#include "grammar/plain_runs.h"
+#include "grammar/token_set.h"
 #include "grammar/token_vocab.h"
 
 namespace ridge::grammar {
 
-// A set of tokens stored as whichever is smaller: a sorted list of members or a bitset.
-class TokenSet {
- public:
-  TokenSet() = default;
-  TokenSet(std::vector<int32_t> members, int32_t n_vocab);
-  void or_into(uint64_t* words) const;
-  bool contains(int32_t token) const;
-  size_t size() const { return count_; }
-  size_t memory_bytes() const { return (list_.size() * 4) + bits_.size() * 8; }
-
- private:
-  enum class Form : uint8_t { kMembers, kBits };
-  Form form_ = Form::kMembers;
-  size_t count_ = 0;
-  int32_t n_vocab_ = 0;
-  std::vector<int32_t> list_;
-  std::vector<uint64_t> bits_;
-};
-
-struct PositionTokens {
-  TokenSet accepted;
-  std::vector<int32_t> dependent_tokens;
-  std::vector<uint16_t> dependent_offsets;  // bytes of the token read before the rule completes
-};
-
 struct CompileLimits {
   std::chrono::milliseconds timeout{10000};  // a compile that takes longer is a GrammarError
+  // Sort plain tokens by character count where a JSON string allows it (token_sort.h); false walks
+  // every token through the trie (the same masks, slower: tests compare the two).
+  bool sort_plain_text = true;
+  // Stacks of lexical frames whose walk may visit more trie nodes than this (some milliseconds)
+  // are looked up in the cache shared by grammars first (0: every one; tests).
+  size_t share_walks_above = 200000;
 };
 
 class CompiledGrammar {
@@ -63,22 +46,31 @@ class CompiledGrammar {
   const std::shared_ptr<const FlatGrammar>& flat() const { return flat_; }
   const TokenVocab& vocab() const { return *vocab_; }
   const std::shared_ptr<const TokenVocab>& vocab_ptr() const { return vocab_; }
-  // The tokens of the frames `chain`: positions, innermost first (see above).
-  std::shared_ptr<const PositionTokens> tokens_for(const std::vector<int32_t>& chain) const;
+  // The tokens of the stacks whose tops are the positions `tops`, all over the frames `below`
+  // (positions, innermost first; see above). Tops over the same frames are sorted together: one
+  // sort for the alternatives of a character instead of one per alternative.
+  std::shared_ptr<const PositionTokens> tokens_for(const std::vector<int32_t>& tops,
+                                                   const std::vector<int32_t>& below) const;
   double compile_seconds() const { return compile_seconds_; }
   size_t memory_bytes() const;
 
  private:
+  // The key of the cache shared by grammars: the tops and the frames below, spelled canonically.
+  std::string shared_chain_key(const std::string& tops_key, const std::vector<int32_t>& tops,
+                               const std::string& below_key, const std::vector<int32_t>& below) const;
+
   std::shared_ptr<const FlatGrammar> flat_;
   std::shared_ptr<const TokenVocab> vocab_;
   std::vector<std::shared_ptr<const PositionTokens>> positions_;  // non-lexical byte positions, alone
   mutable std::mutex mutex_;  // guards chains_
   mutable std::unordered_map<std::string, std::shared_ptr<const PositionTokens>> chains_;
-  mutable std::unordered_map<std::string, std::string> spelled_;  // canonical spellings of frame runs
+  mutable std::unordered_map<std::string, std::string> spelled_;  // canonical spellings of tops and of frames below
   // One matcher for every first-use walk, so walks share its memoised transitions (a string of at
   // most n characters is n chains, each starting where the previous one's first character leads).
   mutable std::mutex walk_mutex_;
   mutable std::unique_ptr<Pda> walk_pda_;
+  mutable std::unique_ptr<PlainRuns> walk_runs_;  // over walk_pda_; null when sort_plain_text is off
+  CompileLimits limits_;
   double compile_seconds_ = 0;
 };
 

@@ -177,7 +177,47 @@ FlatGrammar FlatGrammar::from(const Grammar& grammar) {
       flat.elems.push_back({Kind::kEnd, -1, r});
     }
   }
+  flat.rest_min_bytes.assign(flat.elems.size(), 0);
+  for (int32_t p = flat.n_positions() - 1; p >= 0; --p) {
+    const Elem& e = flat.elems[p];
+    if (e.kind == Kind::kEnd) continue;
+    const int64_t own = e.kind == Kind::kBytes ? 1 : flat.min_bytes[e.arg];
+    flat.rest_min_bytes[p] = static_cast<int32_t>(std::min<int64_t>(own + flat.rest_min_bytes[p + 1], 1 << 30));
+  }
   return flat;
+}
+
+int FlatGrammar::byte_classes(const std::vector<int32_t>& positions, std::array<uint16_t, 256>& classes) const {
+  std::vector<int32_t> distinct;
+  for (int32_t pos : positions) distinct.push_back(elems[pos].arg);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  // Partition refinement by each distinct set; a byte no set holds stays with the bytes alike.
+  classes.fill(0);
+  int n_classes = 1;
+  std::vector<int> remap;
+  for (int32_t set : distinct) {
+    const ByteSet& bytes = sets[set];
+    remap.assign(2 * static_cast<size_t>(n_classes), -1);
+    int next = 0;
+    for (int b = 0; b < 256; ++b) {
+      int& to = remap[2 * classes[b] + bytes.has(static_cast<uint8_t>(b))];
+      if (to < 0) to = next++;
+      classes[b] = static_cast<uint16_t>(to);
+    }
+    n_classes = next;
+  }
+  // Renumber so that the bytes read by none are class 0.
+  ByteSet read;
+  for (int32_t set : distinct) read |= sets[set];
+  remap.assign(static_cast<size_t>(n_classes), -1);
+  int next = 1;
+  for (int b = 0; b < 256; ++b) {
+    int& to = remap[classes[b]];
+    if (to < 0) to = read.has(static_cast<uint8_t>(b)) ? next++ : 0;
+    classes[b] = static_cast<uint16_t>(to);
+  }
+  return next;
 }
 
 }  // namespace ridge::grammar

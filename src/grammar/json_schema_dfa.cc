@@ -12,10 +12,10 @@ namespace {
 constexpr int32_t kMinimizeLimit = 500;  // Moore refinement is quadratic on long chains: skip it there
 
 struct SignatureHash {
-  size_t operator()(const std::vector<uint64_t>& v) const {
+  size_t of(const uint64_t* v, size_t n) const {
     uint64_t h = 0x9E3779B97F4A7C15ull;
-    for (uint64_t x : v) h = (h ^ x) * 0x100000001B3ull + (h >> 29);
-    return size_t(h);
+    for (size_t i = 0; i < n; ++i) h = (h ^ v[i]) * 0x100000001B3ull + (h >> 29);
+    return size_t(h ^ (h >> 32));
   }
 };
 
@@ -225,16 +225,24 @@ void Dfa::trim() {
 
 void Dfa::minimize() {
   const int32_t n = n_states();
-  std::vector<int32_t> cls(n);
+  std::vector<int32_t> cls(n), next(n);
   for (int32_t s = 0; s < n; ++s) cls[s] = states_[s].accept ? 1 : 0;
   int32_t n_classes = 0;
+  // Signatures of all states back to back (no allocation per state), found again through an
+  // open-addressed table of representatives.
+  std::vector<uint64_t> sig;
+  std::vector<size_t> begin(static_cast<size_t>(n) + 1);
+  size_t table_size = 16;
+  while (table_size < 2 * static_cast<size_t>(n)) table_size *= 2;
+  std::vector<int32_t> table;
+  const SignatureHash hash;
   for (;;) {
     // A state's signature: its class and its edges with targets replaced by their classes, adjacent
     // ranges into the same class merged.
-    std::unordered_map<std::vector<uint64_t>, int32_t, SignatureHash> by_sig;
-    std::vector<int32_t> next(n);
+    sig.clear();
     for (int32_t s = 0; s < n; ++s) {
-      std::vector<uint64_t> sig{uint64_t(cls[s])};
+      begin[s] = sig.size();
+      sig.push_back(uint64_t(cls[s]));
       uint64_t prev_hi = ~uint64_t{0};
       int32_t prev_cls = -1;
       for (const auto& e : states_[s].edges) {
@@ -246,10 +254,27 @@ void Dfa::minimize() {
         prev_hi = e.hi;
         prev_cls = cls[e.to];
       }
-      next[s] = by_sig.emplace(std::move(sig), int32_t(by_sig.size())).first->second;
     }
-    const int32_t count = int32_t(by_sig.size());
-    cls = std::move(next);
+    begin[n] = sig.size();
+    table.assign(table_size, -1);
+    int32_t count = 0;
+    for (int32_t s = 0; s < n; ++s) {
+      const uint64_t* from = sig.data() + begin[s];
+      const size_t len = begin[s + 1] - begin[s];
+      for (size_t i = hash.of(from, len) & (table_size - 1);; i = (i + 1) & (table_size - 1)) {
+        const int32_t r = table[i];
+        if (r < 0) {
+          table[i] = s;
+          next[s] = count++;
+          break;
+        }
+        if (begin[r + 1] - begin[r] == len && std::equal(from, from + len, sig.data() + begin[r])) {
+          next[s] = next[r];
+          break;
+        }
+      }
+    }
+    cls.swap(next);
     if (count == n_classes) break;
     n_classes = count;
   }
@@ -283,12 +308,20 @@ void Dfa::minimize() {
 }
 
 std::string Dfa::fingerprint() const {
+  // Binary, not text: it only keys maps, and numbers need no formatting.
+  size_t size = 0;
+  for (const auto& st : states_) size += 5 + st.edges.size() * 12;
   std::string out;
-  for (const auto& s : states_) {
-    out += s.accept ? 'A' : 'N';
-    for (const auto& e : s.edges)
-      out += std::to_string(e.lo) + '-' + std::to_string(e.hi) + '>' + std::to_string(e.to) + ',';
-    out += ';';
+  out.reserve(size);
+  const auto put = [&](uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); };
+  for (const auto& st : states_) {
+    out.push_back(st.accept ? 'A' : 'N');
+    put(static_cast<uint32_t>(st.edges.size()));
+    for (const auto& e : st.edges) {
+      put(e.lo);
+      put(e.hi);
+      put(static_cast<uint32_t>(e.to));
+    }
   }
   return out;
 }

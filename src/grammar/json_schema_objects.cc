@@ -97,9 +97,13 @@ TypedSet Compiler::object_keywords(const Json& node, const std::string& base, co
       if (!key_filter.accepts(cps)) parts.push_back(kNever);
       c.props.push_back({names[i], and_expr(parts), required.count(names[i]) > 0});
     }
-    // Other keys: one region per set of patterns they match (none: additionalProperties).
-    const Dfa others = key_filter == any_string() ? strings_except(names) : key_filter.minus(string_set(names));
-    for (size_t mask = 0; mask < (size_t{1} << patterns.size()); ++mask) {
+    // Other keys: one region per set of patterns they match (none: additionalProperties) -- none at
+    // all when no other key may come (building their automaton is most of a small schema's cost).
+    const bool others_allowed = !patterns.empty() || additional != kNever;
+    const Dfa others = !others_allowed               ? Dfa()
+                       : key_filter == any_string() ? strings_except(names)
+                                                    : key_filter.minus(string_set(names));
+    for (size_t mask = 0; others_allowed && mask < (size_t{1} << patterns.size()); ++mask) {
       Dfa keys = others;
       std::vector<ExprId> parts;
       for (size_t j = 0; j < patterns.size() && !keys.empty(); ++j) {

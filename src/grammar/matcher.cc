@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+
+#include "grammar/token_sort.h"
 
 namespace ridge::grammar {
 
@@ -10,18 +13,37 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar)
   history_.push_back(pda_.initial());
 }
 
-const GrammarMatcher::TopFrames& GrammarMatcher::top_frames(int32_t node) {
-  if (auto it = top_frames_.find(node); it != top_frames_.end()) return it->second;
-  // The top frame, and below it the frames of lexical rules while the top one is lexical too.
+const std::vector<GrammarMatcher::TopFrames>& GrammarMatcher::top_frames(Pda::StateId s) {
+  if (auto it = top_frames_.find(s); it != top_frames_.end()) return it->second;
+  // A non-lexical top alone; lexical tops by the node they sit on (the alternatives of a character),
+  // with below them the frames of lexical rules (a string's characters, the loop over them, the string).
   const FlatGrammar& g = pda_.grammar();
-  std::vector<int32_t> chain{pda_.node_pos(node)};
-  int32_t below = pda_.node_parent(node);
-  if (g.lexical_at(chain[0]))
-    while (below > Pda::kSentinel && g.lexical_at(pda_.node_pos(below))) {
+  std::vector<TopFrames> out;
+  std::map<int32_t, std::vector<int32_t>> lexical_tops;
+  for (int32_t node : pda_.stacks(s)) {
+    const int32_t pos = pda_.node_pos(node);
+    if (g.lexical_at(pos))
+      lexical_tops[pda_.node_parent(node)].push_back(pos);
+    else
+      out.push_back(TopFrames{grammar_->tokens_for({pos}, {}), pda_.node_parent(node)});
+  }
+  const int32_t horizon = grammar_->vocab().max_token_bytes();
+  for (auto& [parent, tops] : lexical_tops) {
+    std::sort(tops.begin(), tops.end());
+    tops.erase(std::unique(tops.begin(), tops.end()), tops.end());
+    // Frames that resume farther than the longest token are never reached: the chain stops
+    // there, so the many stacks of a long counted string's blocks that differ only farther down
+    // share one sort.
+    std::vector<int32_t> chain;
+    int32_t below = parent;
+    for (int64_t reach = 0; below > Pda::kSentinel && g.lexical_at(pda_.node_pos(below)) && reach <= horizon;) {
       chain.push_back(pda_.node_pos(below));
+      reach += g.rest_min_bytes[pda_.node_pos(below)];
       below = pda_.node_parent(below);
     }
-  return top_frames_[node] = TopFrames{grammar_->tokens_for(chain), below};
+    out.push_back(TopFrames{grammar_->tokens_for(tops, chain), below});
+  }
+  return top_frames_[s] = std::move(out);
 }
 
 void GrammarMatcher::fill_mask(uint64_t* words) {
@@ -30,25 +52,17 @@ void GrammarMatcher::fill_mask(uint64_t* words) {
   const Pda::StateId s = history_.back();
   if (s < 0) return;
   seen_.clear();
-  for (int32_t node : pda_.stacks(s)) {
-    const TopFrames& top = top_frames(node);
+  for (const TopFrames& top : top_frames(s)) {
     const PositionTokens& tokens = *top.tokens;
     if (std::find(seen_.begin(), seen_.end(), &tokens) == seen_.end()) {
       seen_.push_back(&tokens);
       tokens.accepted.or_into(words);
     }
-    if (tokens.dependent_tokens.empty()) continue;
+    if (tokens.dependent.empty()) continue;
     // Where those frames return to: the rest of each dependent token is read from there.
     const Pda::StateId cont = pda_.expand_node(top.below);
     if (cont < 0) continue;
-    for (size_t i = 0; i < tokens.dependent_tokens.size(); ++i) {
-      const int32_t t = tokens.dependent_tokens[i];
-      if ((words[t >> 6] >> (t & 63)) & 1) continue;
-      const std::string& b = vocab.bytes(t);
-      const size_t k = tokens.dependent_offsets[i];
-      if (pda_.step(cont, reinterpret_cast<const uint8_t*>(b.data()) + k, b.size() - k) != Pda::kDead)
-        words[t >> 6] |= uint64_t{1} << (t & 63);
-    }
+    for (const DependentRun& run : tokens.dependent) allow_dependent(pda_, cont, run, vocab, words);
   }
   if (pda_.accepting(s))
     for (int32_t t : vocab.stop_tokens()) words[t >> 6] |= uint64_t{1} << (t & 63);

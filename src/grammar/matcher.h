@@ -43,13 +43,14 @@ class GrammarMatcher {
   std::shared_ptr<const CompiledGrammar> grammar_;
   Pda pda_;
   std::vector<Pda::StateId> history_;  // [0]: nothing read; then the state after each accepted item
-  // By stack node: the sorted tokens of its top frames, and the node below them.
+  // The sorted tokens of some stacks' top frames, and the node below those frames.
   struct TopFrames {
     std::shared_ptr<const PositionTokens> tokens;
     int32_t below = 0;
   };
-  const TopFrames& top_frames(int32_t node);
-  std::unordered_map<int32_t, TopFrames> top_frames_;
+  // By state: its stacks' top frames, stacks whose lexical tops share the frames below grouped.
+  const std::vector<TopFrames>& top_frames(Pda::StateId s);
+  std::unordered_map<Pda::StateId, std::vector<TopFrames>> top_frames_;
   std::vector<const PositionTokens*> seen_;
 };
 

@@ -124,6 +124,7 @@ Pda::StateId Pda::intern_scratch() {
   const StateId id = static_cast<StateId>(states_.size());
   states_.push_back(State{out_, out_accept_, out_popped_, h});
   transitions_.emplace_back();
+  classes_.emplace_back();
   state_ids_.emplace(h, id);
   return id;
 }
@@ -140,11 +141,11 @@ Pda::StateId Pda::start_at(int32_t pos) {
   return intern_scratch();
 }
 
-Pda::StateId Pda::start_chain(const std::vector<int32_t>& chain) {
+Pda::StateId Pda::start_group(const std::vector<int32_t>& tops, const std::vector<int32_t>& below) {
   int32_t parent = kSentinel;
-  for (size_t i = chain.size(); i-- > 1;) parent = intern_node(chain[i], parent);
+  for (size_t i = below.size(); i-- > 0;) parent = intern_node(below[i], parent);
   new_closure();
-  expand(chain[0], parent);
+  for (int32_t top : tops) expand(top, parent);
   return intern_scratch();
 }
 
@@ -179,8 +180,20 @@ Pda::StateId Pda::after_pop(int32_t node) {
 
 Pda::StateId Pda::step(StateId state, uint8_t byte) {
   if (state < 0) return kDead;
-  auto& table = transitions_[state];
-  if (table && (*table)[byte] != kUnknown) return (*table)[byte];
+  if (const auto& table = transitions_[state]) {
+    if ((*table)[byte] != kUnknown) return (*table)[byte];
+    // A second byte from this state: bytes the same stacks read lead to the same state, so a trie
+    // walk fanning out from here computes one closure per class of bytes, not one per byte.
+    auto& classes = classes_[state];
+    if (!classes) {
+      classes = std::make_unique<ByteClasses>();
+      classes->next.assign(byte_classes(state, classes->of), kUnknown);
+      classes->next[0] = kDead;
+      for (int b = 0; b < 256; ++b)
+        if ((*table)[b] != kUnknown) classes->next[classes->of[b]] = (*table)[b];
+    }
+    if (const StateId known = classes->next[classes->of[byte]]; known != kUnknown) return (*table)[byte] = known;
+  }
   new_closure();
   const FlatGrammar& g = *grammar_;
   // expand() grows nodes_ only; states_ grows after the loop.
@@ -195,6 +208,7 @@ Pda::StateId Pda::step(StateId state, uint8_t byte) {
     t->fill(kUnknown);
   }
   (*t)[byte] = next;
+  if (const auto& classes = classes_[state]) classes->next[classes->of[byte]] = next;
   return next;
 }
 
@@ -208,6 +222,12 @@ ByteSet Pda::next_bytes(StateId s) const {
   const FlatGrammar& g = *grammar_;
   for (int32_t n : states_[s].nodes) out |= g.sets[g.elems[nodes_[n].pos].arg];
   return out;
+}
+
+int Pda::byte_classes(StateId s, std::array<uint16_t, 256>& classes) const {
+  std::vector<int32_t> positions;
+  for (int32_t n : states_[s].nodes) positions.push_back(nodes_[n].pos);
+  return grammar_->byte_classes(positions, classes);
 }
 
 }  // namespace ridge::grammar

@@ -30,8 +30,8 @@ class Pda {
   const FlatGrammar& grammar() const { return *grammar_; }
   StateId initial();                 // the root rule, nothing read
   StateId start_at(int32_t pos);     // the single stack (pos, sentinel); pos is a byte element
-  // The stack chain[0] over chain[1] over ... over the sentinel (positions, innermost first).
-  StateId start_chain(const std::vector<int32_t>& chain);
+  // The stacks tops[i] over below[0] over below[1] over ... over the sentinel (positions, innermost first).
+  StateId start_group(const std::vector<int32_t>& tops, const std::vector<int32_t>& below);
   StateId expand_node(int32_t node);  // the configuration of the stack `node` (closure; memoised)
   StateId after_pop(int32_t node);   // the configuration once the frame holding `node` has completed
   StateId step(StateId state, uint8_t byte);  // kDead when no stack takes the byte
@@ -44,6 +44,9 @@ class Pda {
   int32_t node_pos(int32_t node) const { return nodes_[node].pos; }
   int32_t node_parent(int32_t node) const { return nodes_[node].parent; }
   ByteSet next_bytes(StateId s) const;
+  // Bytes that the same stacks of `s` read lead to the same state: classes[b] numbers b's class, 0
+  // when no stack reads b. Returns the number of classes, 0 included.
+  int byte_classes(StateId s, std::array<uint16_t, 256>& classes) const;
   size_t n_states() const { return states_.size(); }
 
  private:
@@ -65,6 +68,11 @@ class Pda {
   std::vector<State> states_;
   std::unordered_multimap<uint64_t, StateId> state_ids_;
   std::vector<std::unique_ptr<std::array<StateId, 256>>> transitions_;
+  struct ByteClasses {
+    std::array<uint16_t, 256> of;  // see byte_classes
+    std::vector<StateId> next;     // by class, once known
+  };
+  std::vector<std::unique_ptr<ByteClasses>> classes_;  // by state, once two bytes were stepped from it
   std::unordered_map<int32_t, StateId> after_pop_;
   std::unordered_map<int32_t, StateId> expanded_;
 

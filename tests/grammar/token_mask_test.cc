@@ -5,6 +5,7 @@
 #include <random>
 
 #include "grammar/builder.h"
+#include "naive_mask.h"
 #include "grammar/matcher.h"
 
 namespace ridge::grammar {
@@ -102,20 +103,6 @@ std::shared_ptr<const TokenVocab> random_vocab(uint64_t seed, int n) {
   return std::make_shared<const TokenVocab>(tokens, std::vector<int32_t>{eos});
 }
 
-std::vector<uint64_t> naive_mask(const CompiledGrammar& g, const std::string& text, bool terminated) {
-  const TokenVocab& vocab = g.vocab();
-  std::vector<uint64_t> words(vocab.n_words(), 0);
-  if (terminated) return words;
-  Pda pda(g.flat());
-  const Pda::StateId s = pda.step(pda.initial(), reinterpret_cast<const uint8_t*>(text.data()), text.size());
-  for (int32_t t = 0; t < vocab.n_vocab(); ++t) {
-    const std::string& b = vocab.bytes(t);
-    bool ok = !b.empty() && pda.step(s, reinterpret_cast<const uint8_t*>(b.data()), b.size()) != Pda::kDead;
-    for (int32_t stop : vocab.stop_tokens()) ok = ok || (t == stop && pda.accepting(s));
-    if (ok) words[t >> 6] |= uint64_t{1} << (t & 63);
-  }
-  return words;
-}
 
 void random_walks(const Grammar& grammar, uint64_t seed, int walks, int steps) {
   auto vocab = random_vocab(seed, 400);
