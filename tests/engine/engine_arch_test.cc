@@ -63,7 +63,7 @@ TEST_P(EngineArch, BatchedChunkedAndPreemptedRequestsMatchEachRunAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryArchitecture, EngineArch, ::testing::ValuesIn(kTestArchitectures),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 }  // namespace
 }  // namespace ridge

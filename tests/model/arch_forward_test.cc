@@ -103,7 +103,7 @@ TEST_P(ArchForward, LogitsAreFiniteAndNotFlat) {
 
 INSTANTIATE_TEST_SUITE_P(EveryArchitecture, ArchForward,
                          ::testing::ValuesIn(kTestArchitectures),
-                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
 // A router whose weights are all zero scores every expert the same: the choice must be the lowest
 // ids, for every token, alone or batched.
