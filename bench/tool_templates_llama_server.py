@@ -101,7 +101,8 @@ def main():
                     # and adds the BOS token when tokenizing.
                     if ref is not None and ours is not None and template and ref.startswith(BOS) and not ours.startswith(BOS):
                         ref = ref[len(BOS):]
-                    if ref is not None and template:  # ... and the loaded model's EOS text for {{ eos_token }}
+                    # ... and the loaded model's EOS text for {{ eos_token }} (templates that never write it themselves)
+                    if ref is not None and template and EOS not in template:
                         ref = ref.replace(EOS, "</s>")
                     if ref is None and ours is None:
                         both_refuse += 1
