@@ -118,7 +118,7 @@ def main():
         total += n
         total_equal += equal + both_refuse
         print(f"{label}: {equal}/{n} byte-equal" + (f", {both_refuse} refused by both" if both_refuse else ""))
-        for line in report[:4]:
+        for line in report[:8]:
             print(line)
     print(f"\nall templates: {total_equal}/{total} the same (equal or refused by both)")
 
