@@ -296,11 +296,18 @@ inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
 template <class Tiles>
 void run_tiled(const QuantDotTask& task) {
   constexpr int kDecodeRows = Tiles::kDecodeRows;
+  if (task.n_tokens == 1) {
+    int64_t r = task.row_begin;
+    for (; r + kDecodeRows <= task.row_end; r += kDecodeRows) Tiles::template tile<kDecodeRows, 1>(task, r, 0);
+    for (; r < task.row_end; ++r) Tiles::template tile<1, 1>(task, r, 0);
+    return;
+  }
+  // Two or three tokens (a decode with its speculative drafts): each row's blocks unpacked once for
+  // all of them, so the weights stream from memory once, not once per token.
   if (task.n_tokens < 4) {
-    for (int64_t t = 0; t < task.n_tokens; ++t) {
-      int64_t r = task.row_begin;
-      for (; r + kDecodeRows <= task.row_end; r += kDecodeRows) Tiles::template tile<kDecodeRows, 1>(task, r, t);
-      for (; r < task.row_end; ++r) Tiles::template tile<1, 1>(task, r, t);
+    for (int64_t r = task.row_begin; r < task.row_end; ++r) {
+      if (task.n_tokens == 2) Tiles::template tile<1, 2>(task, r, 0);
+      else Tiles::template tile<1, 3>(task, r, 0);
     }
     return;
   }
