@@ -305,7 +305,12 @@ void run_tiled(const QuantDotTask& task) {
   // Two or three tokens (a decode with its speculative drafts): each row's blocks unpacked once for
   // all of them, so the weights stream from memory once, not once per token.
   if (task.n_tokens < 4) {
-    for (int64_t r = task.row_begin; r < task.row_end; ++r) {
+    int64_t r = task.row_begin;
+    for (; r + 2 <= task.row_end; r += 2) {
+      if (task.n_tokens == 2) Tiles::template tile<2, 2>(task, r, 0);
+      else Tiles::template tile<2, 3>(task, r, 0);
+    }
+    for (; r < task.row_end; ++r) {
       if (task.n_tokens == 2) Tiles::template tile<1, 2>(task, r, 0);
       else Tiles::template tile<1, 3>(task, r, 0);
     }
