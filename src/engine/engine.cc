@@ -177,6 +177,7 @@ void Engine::drain_inbox(Events& events) {
     scheduler_->add(std::move(r));
     if (live->matcher) ++own_.grammar_requests;
     own_.prompt_tokens += int64_t(live->options.prompt.size());
+    live->acceptance = spec::AcceptanceStats(16, &pooled_acceptance_);  // starts from the workload's acceptance
     live_.emplace(id, std::move(live));
   }
   for (RequestId id : cancels) {
@@ -253,6 +254,7 @@ void Engine::sample_step(Events& events) {
     live.draft_q.clear();
     if (n_draft > 0) {
       live.acceptance.record(int32_t(n_draft), kept);
+      pooled_acceptance_.record(int32_t(n_draft), kept);
       live.draft_tokens += int64_t(n_draft);
       live.accepted_tokens += kept;
       ++own_.spec_drafts;

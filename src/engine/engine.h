@@ -169,6 +169,7 @@ class Engine {
   std::vector<RequestId> finished_;  // dropped from live_ after their last callback
   EngineStats own_;                  // the stepping thread's counters; published into stats_
   spec::StepCostModel step_cost_;    // measured step time by tokens, for speculation's choices
+  spec::AcceptanceStats pooled_acceptance_{16};  // every request's verifies: a new request's prior
   std::unique_ptr<spec::DraftModel> draft_;  // with a draft model
   double draft_pass_seconds_ = 0;            // measured time of one draft pass (running mean)
 

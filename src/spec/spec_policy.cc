@@ -51,8 +51,11 @@ double StepCostModel::intercept() const {
 }
 
 // Prior: as if 1 of 2 proposals had been kept at each position.
-AcceptanceStats::AcceptanceStats(int32_t max_positions)
-    : proposed_(size_t(std::max(max_positions, 1)), 2.0), accepted_(size_t(std::max(max_positions, 1)), 1.0) {}
+AcceptanceStats::AcceptanceStats(int32_t max_positions, const AcceptanceStats* prior)
+    : proposed_(size_t(std::max(max_positions, 1)), 2.0), accepted_(size_t(std::max(max_positions, 1)), 1.0) {
+  if (!prior) return;
+  for (size_t i = 0; i < accepted_.size(); ++i) accepted_[i] = 2.0 * prior->rate(int32_t(i));
+}
 
 void AcceptanceStats::record(int32_t proposed, int32_t accepted) {
   // Position i was tried when the ones before it were kept: i <= accepted, i < proposed.

@@ -35,10 +35,12 @@ class StepCostModel {
   mutable double t0_ = 0, t1_ = 0;
 };
 
-// One request's acceptance per draft position, with a prior (n-gram matches are often right).
+// One request's acceptance per draft position, with a prior: two pseudo-drafts per position at
+// the prior's rate (1/2 with none; the engine passes what all requests so far have kept, so a new
+// request starts from the workload's acceptance, not from a guess it must first disprove).
 class AcceptanceStats {
  public:
-  explicit AcceptanceStats(int32_t max_positions);
+  explicit AcceptanceStats(int32_t max_positions, const AcceptanceStats* prior = nullptr);
   void record(int32_t proposed, int32_t accepted);  // one verify step of this request
   double rate(int32_t position) const;              // P(kept | the positions before were kept), position >= 0
 

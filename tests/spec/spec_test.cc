@@ -36,6 +36,21 @@ TEST(StepCostModel, FitsInterceptAndSlope) {
   EXPECT_NEAR(one.predict(1), 0.033, 1e-12);
 }
 
+// A request starts from the prior it is given (the pool of all requests' verifies), 1/2 without
+// one, and its own verifies then pull it away.
+TEST(AcceptanceStats, StartsFromThePooledRateAndLearnsItsOwn) {
+  AcceptanceStats pooled(4);
+  for (int i = 0; i < 200; ++i) pooled.record(3, 3);  // every draft kept
+  EXPECT_GT(pooled.rate(0), 0.98);
+  const AcceptanceStats fresh(4), informed(4, &pooled);
+  EXPECT_DOUBLE_EQ(fresh.rate(0), 0.5);
+  EXPECT_NEAR(informed.rate(0), pooled.rate(0), 1e-12);
+  EXPECT_NEAR(informed.rate(2), pooled.rate(2), 1e-12);
+  AcceptanceStats own(4, &pooled);
+  for (int i = 0; i < 20; ++i) own.record(2, 0);  // this request's drafts are all rejected
+  EXPECT_LT(own.rate(0), 0.15);
+}
+
 TEST(DraftLengths, SpeculateWhereBandwidthBoundNotWhereComputeBound) {
   AcceptanceStats good(8);
   for (int i = 0; i < 50; ++i) good.record(4, 4);  // drafts almost always right
