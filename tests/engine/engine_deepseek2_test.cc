@@ -13,6 +13,7 @@
 #include "model/gguf/gguf_file.h"
 #include "model/model_loader.h"
 #include "model/synth/synth_model.h"
+#include "../model/tiny_arch_spec.h"
 #include "engine_test_support.h"
 
 namespace ridge {
@@ -27,29 +28,9 @@ class EngineDeepseek2 : public ::testing::Test {
   static void SetUpTestSuite() {
     path_ = (std::filesystem::temp_directory_path() / ("engine_deepseek2_" + std::to_string(getpid()) + ".gguf")).string();
     synth::SynthOptions o;
-    ModelSpec& s = o.spec;
-    s.arch = "deepseek2";
-    s.name = "tiny deepseek2";
-    s.n_vocab = 512;
-    s.n_embd = 64;
-    s.n_layer = kLayers;
-    s.n_head = 4;
-    s.n_ff = 96;
-    s.n_ctx_train = 1024;
-    s.kv_lora_rank = kRank;
-    s.q_lora_rank = 32;
-    s.qk_rope_head_dim = kRope;
-    s.qk_nope_head_dim = 32;
-    s.v_head_dim = 32;
-    s.n_expert = 6;
-    s.n_expert_used = 2;
-    s.n_ff_expert = 32;
-    s.n_shared_expert = 1;
-    s.n_layer_dense_lead = 1;
-    s.expert_gating = ExpertGating::Sigmoid;
-    s.expert_weights_norm = true;
-    s.expert_weights_scale = 2.5f;
-    synth::apply_arch_conventions(s);
+    o.spec = tiny_deepseek2(/*q_lora_rank=*/32);
+    o.spec.n_vocab = 512;  // the prompts' ids go up to 504
+    o.spec.rope_scaling = {};
     o.type = DType::Q8_0;
     o.stddev = 0.15f;  // peaked distributions, so greedy choices are not near-ties
     synth::write_synth_model(o, path_);
