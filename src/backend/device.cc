@@ -3,6 +3,7 @@
 #include "backend/cuda_tools.h"
 #include "backend/paged_forward.h"
 #include "core/error.h"
+#include "dist/lockstep.h"
 
 #if RIDGE_HAVE_CUDA
 #include "backend/cuda/cuda_entry.h"
@@ -52,6 +53,7 @@ Device resolve_device(Device d) {
 std::unique_ptr<PagedForward> make_paged_forward(const Model& model, const PagedForwardConfig& config) {
   PagedForwardConfig c = config;
   c.device = resolve_device(config.device);
+  if (c.parallel && c.parallel->distributed()) return dist::make_lockstep_forward(model, c, *c.parallel);
 #if RIDGE_HAVE_CUDA
   if (c.device == Device::Cuda) return cuda::make_cuda_paged_forward(model, c);
 #endif

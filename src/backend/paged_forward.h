@@ -13,6 +13,10 @@
 
 namespace ridge {
 
+namespace dist {
+struct Parallel;
+}
+
 struct PagedForwardConfig {
   Device device = Device::Cpu;
   int n_threads = 0;       // CPU threads (<= 0: one per core)
@@ -20,6 +24,7 @@ struct PagedForwardConfig {
   int32_t block_size = 16;
   int32_t n_blocks = 1;
   int64_t n_ctx = 0;       // longest sequence (CUDA: RoPE table and decode graphs are sized by it)
+  dist::Parallel* parallel = nullptr;  // set and distributed: the model is split across ranks (dist/lockstep.h)
 };
 
 class PagedForward {

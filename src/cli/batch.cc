@@ -106,6 +106,7 @@ void run_batch(BatchOptions& o) {
   std::ifstream in(o.input);
   if (!in) fail("cannot read '{}'", o.input);
   const auto m = load_model_for_engine(o.engine);
+  if (run_as_worker(o.engine, *m)) return;
   Engine engine(m->model, m->tokenizer, engine_config(o.engine, *m));
   print_memory_plan(engine, *m);
 

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "dist/lockstep.h"
 #include "model/kv_shape.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
@@ -37,6 +38,7 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--spec-ngram-min", c.ngram.min_n, "prompt lookup: shortest suffix that counts as a match")->capture_default_str();
   cmd->add_option("--spec-ngram-max", c.ngram.max_n, "prompt lookup: longest suffix tried")->capture_default_str();
   cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
+  add_parallel_options(cmd, o.parallel);
 }
 
 int64_t parse_bytes(const std::string& text) {
@@ -82,14 +84,27 @@ EngineConfig engine_config(const EngineCliOptions& o) {
 
 EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m) {
   EngineConfig c = engine_config(o);
+  c.parallel = parallel_for(o.parallel);
+  c.n_threads = default_threads(c.n_threads);
+  if (c.parallel && c.device == Device::Auto) c.device = Device::Cpu;
   if (m.draft) c.draft_model = &m.draft->model;
   if (m.draft && o.speculative == "off") c.speculative = SpeculativeMode::kDraft;  // a draft model asks for it
   return c;
 }
 
+bool run_as_worker(const EngineCliOptions& o, const LoadedModel& m) {
+  dist::Parallel* p = parallel_for(o.parallel);
+  if (!p || p->is_driver()) return false;
+  dist::run_worker(m.model, default_threads(o.config.n_threads), *p);
+  return true;
+}
+
 std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o) {
-  auto m = load_model_for_engine(o.model, o.chat_template);
-  if (o.draft_model.empty()) return m;
+  const dist::Parallel* parallel = parallel_for(o.parallel);
+  const auto shard = shard_request(parallel);
+  auto m = load_model_for_engine(o.model, o.chat_template, shard.get());
+  // The draft model runs beside the scheduler, on rank 0 alone.
+  if (o.draft_model.empty() || (parallel && !parallel->is_driver())) return m;
   m->draft = load_model_for_engine(o.draft_model, "");
   const Tokenizer& a = m->tokenizer;
   const Tokenizer& b = m->draft->tokenizer;
@@ -101,10 +116,11 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o) {
   return m;
 }
 
-std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override) {
+std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override,
+                                                   const ShardRequest* shard) {
   const std::string path = resolve_model_path(model);
   auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
-  auto m = std::unique_ptr<LoadedModel>(new LoadedModel{file, load_gguf_model(file), Tokenizer::from_gguf(*file), {}, {}});
+  auto m = std::unique_ptr<LoadedModel>(new LoadedModel{file, load_gguf_model(file, shard), Tokenizer::from_gguf(*file), {}, {}});
   m->name = std::filesystem::path(path).stem().string();
   try {
     m->chat = select_chat_template(file->get_string("tokenizer.chat_template"), chat_template_override);

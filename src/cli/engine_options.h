@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/parallel_options.h"
 #include "engine/engine.h"
 #include "model/gguf/gguf_file.h"
 #include "tokenizer/chat_template.h"
@@ -22,6 +23,7 @@ struct EngineCliOptions {
   std::string device = "auto";  // cpu, cuda, auto
   std::string speculative = "off";  // off, ngram, draft, auto
   std::string draft_model;          // GGUF of a draft model with the same vocabulary
+  ParallelCliOptions parallel;
   EngineConfig config;
 };
 
@@ -40,9 +42,14 @@ struct LoadedModel {
 };
 // The model, and the draft model the options name (checked to share its vocabulary).
 std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o);
-std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override);
+// shard: only this rank's part of the weights (a model split across ranks).
+std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override,
+                                                   const ShardRequest* shard = nullptr);
 // engine_config with the draft model of `m` attached.
 EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m);
+// On a rank other than 0 of a split model: serves its part of every step until rank 0 is done,
+// then returns true (the command has nothing else to do there). False on rank 0 and when alone.
+bool run_as_worker(const EngineCliOptions& o, const LoadedModel& m);
 
 // The prompt of a chat request, rendered with the model's template and tokenized.
 std::vector<int32_t> encode_chat(const LoadedModel& m, const std::vector<ChatMessage>& messages);

@@ -3,8 +3,16 @@
 
 #include "cli/commands.h"
 #include "core/error.h"
+#include "dist/world.h"
 
 int main(int argc, char** argv) {
+  // Under mpirun, MPI starts before any thread does.
+  try {
+    ridge::dist::init_world(&argc, &argv);
+  } catch (const ridge::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
   CLI::App app{"ridge: LLM inference engine (GGUF/safetensors models, llama.cpp-exact tokenizer, SIMD CPU kernels, roofline planner)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "ridge 0.1.0");
@@ -33,5 +41,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "internal error: %s\n", e.what());
     return 2;
   }
+  ridge::dist::finalize_world();
   return 0;
 }

@@ -9,6 +9,8 @@
 
 #include "backend/device.h"
 #include "cli/commands.h"
+#include "cli/parallel_options.h"
+#include "dist/lockstep.h"
 #include "core/error.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
@@ -43,6 +45,7 @@ struct RunOptions {
   std::string grammar, grammar_file, json_schema, json_schema_file, regex, whitespace = "compact";
   std::vector<std::string> choices;
   bool no_jump_forward = false;
+  ParallelCliOptions parallel;
 };
 
 std::string read_file(const std::string& path) {
@@ -120,7 +123,9 @@ GenerationResult generate_on_engine(const Model& model, const Tokenizer& tokeniz
                                     std::shared_ptr<const grammar::CompiledGrammar> compiled) {
   EngineConfig c;
   c.device = device;
-  c.n_threads = o.threads;
+  c.n_threads = default_threads(o.threads);
+  c.parallel = parallel_for(o.parallel);
+  if (c.parallel) c.device = Device::Cpu;  // a split model runs on CPU ranks
   c.n_ctx = n_ctx;
   c.max_num_seqs = 1;
   c.max_batched_tokens = std::max<int64_t>(512, int64_t(o.request.prompt.size()));  // the prompt in one pass
@@ -164,7 +169,10 @@ void run(RunOptions& o) {
   const Device device = *numerics == Numerics::Ggml ? Device::Cpu : resolve_device(parse_device_or_fail(o.device));
   const std::string path = resolve_model_path(o.model);
   const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
-  const Model model = load_gguf_model(file);
+  dist::Parallel* parallel = parallel_for(o.parallel);
+  const auto shard = shard_request(parallel);
+  const Model model = load_gguf_model(file, shard.get());
+  if (parallel && !parallel->is_driver()) return dist::run_worker(model, default_threads(o.threads), *parallel);
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
   const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
 
@@ -193,7 +201,7 @@ void run(RunOptions& o) {
     if (!o.no_stats && !o.json) std::fprintf(stderr, "grammar compiled in %.1f ms\n", ms);
   }
   GenerationResult result;
-  if (device == Device::Cuda || compiled) {
+  if (device == Device::Cuda || compiled || parallel) {
     result = generate_on_engine(model, tokenizer, o, n_ctx, on_text, device, compiled);
   } else {
     ModelForward forward(model, o.threads);
@@ -262,6 +270,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--whitespace", o->whitespace, "JSON whitespace: compact, flexible (any JSON whitespace) or spaced (a space after , and :)")->capture_default_str();
   cmd->add_flag("--no-jump-forward", o->no_jump_forward, "sample every token, also those the grammar forces");
   cmd->add_option("--tokens", o->prompt_tokens, "prompt as token ids instead of text (comma-separated)")->delimiter(',');
+  add_parallel_options(cmd, o->parallel);
   cmd->callback([o] { run(*o); });
 }
 

@@ -43,6 +43,7 @@ void serve(ServeOptions& o) {
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
 
   const auto m = load_model_for_engine(o.engine);
+  if (run_as_worker(o.engine, *m)) return;
   Engine engine(m->model, m->tokenizer, engine_config(o.engine, *m));
   print_memory_plan(engine, *m);
   auto tools = chat::select_tool_format(m->chat.source, m->chat.format, o.tool_call_parser);

@@ -95,7 +95,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   scheduler_ = std::make_unique<Scheduler>(
       SchedulerConfig{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities}, *kv_);
   forward_ = make_paged_forward(model, {config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
-                                        memory_plan_.n_blocks, config_.n_ctx});
+                                        memory_plan_.n_blocks, config_.n_ctx, config_.parallel});
   runner_ = std::make_unique<BatchRunner>(*forward_);
   if (config_.draft_model) {
     if (config_.draft_model->spec.n_vocab != model.spec.n_vocab)

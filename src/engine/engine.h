@@ -37,6 +37,9 @@
 namespace ridge {
 
 class BatchRunner;
+namespace dist {
+struct Parallel;
+}
 class MaskWorker;
 class PagedForward;
 
@@ -63,6 +66,7 @@ struct EngineConfig {
   int32_t num_speculative_tokens = 5;  // draft tokens per request per step, at most
   spec::NgramOptions ngram;
   const Model* draft_model = nullptr;  // with the target's vocabulary; must outlive the engine
+  dist::Parallel* parallel = nullptr;  // the model is split across ranks (dist/world.h); this is rank 0
 };
 
 struct RequestOptions {

@@ -16,10 +16,13 @@
 #include "model/kv_shape.h"
 #include "model/llama_mirror.h"
 #include "model/rope_freqs.h"
+#include "model/shard.h"
 
 namespace ridge {
 
-ModelForward::ModelForward(const Model& model, int n_threads) : model_(model), arch_(architecture_of(model.spec.arch)) {
+ModelForward::ModelForward(const Model& model, int n_threads)
+    : model_(model), spec_(model.shard ? model.shard->local_spec(model.spec) : model.spec),
+      arch_(architecture_of(model.spec.arch)) {
   set_threads(n_threads);
   const auto& freqs = model.weights.rope_freqs;
   rope_freq_factors_ = rope_freq_factors(model.spec, freqs.present() ? static_cast<const float*>(freqs.data) : nullptr);
@@ -38,6 +41,7 @@ void ModelForward::set_numerics(Numerics numerics) {
   const std::string& a = model_.spec.arch;
   if (numerics == Numerics::Ggml && ((a != "llama" && a != "mistral" && a != "qwen2") || model_.spec.is_moe()))
     fail("--numerics ggml covers dense llama, mistral and qwen2 models, not {}", a);
+  if (numerics == Numerics::Ggml && model_.shard) fail("--numerics ggml runs the whole model in one process");
   mirror_ = numerics == Numerics::Ggml ? std::make_unique<LlamaMirrorForward>(model_) : nullptr;
 }
 
@@ -46,11 +50,11 @@ void ModelForward::set_threads(int n_threads) {
 }
 
 KvCache ModelForward::make_cache(int64_t n_ctx, KvDtype dtype) const {
-  return KvCache(kv_layout_of(model_.spec, 16, 1, dtype), n_ctx);
+  return KvCache(kv_layout_of(spec_, 16, 1, dtype), n_ctx);
 }
 
 KvLayout ModelForward::kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const {
-  return kv_layout_of(model_.spec, block_size, n_blocks, dtype);
+  return kv_layout_of(spec_, block_size, n_blocks, dtype);
 }
 
 int64_t logits_rows(const TokenBatch& batch) {
@@ -106,7 +110,7 @@ void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool
 
 void ModelForward::check(const TokenBatch& batch, const KvStore& store) const {
   const KvLayout& kv = store.layout();
-  if (!kv_shape_matches(model_.spec, kv)) fail("the KV store's shape does not match the model");
+  if (!kv_shape_matches(spec_, kv)) fail("the KV store's shape does not match the model");
   int64_t n = 0;
   for (const SequenceRun& run : batch.runs) {
     if (run.n_tokens <= 0 || run.first_position < 0) fail("a sequence run needs tokens and a position >= 0");
@@ -123,19 +127,48 @@ void ModelForward::check(const TokenBatch& batch, const KvStore& store) const {
 }
 
 void ModelForward::forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits) {
-  const ModelSpec& s = model_.spec;
-  const auto& w = model_.weights;
-  check(batch, store);
   if (mirror_) {
+    check(batch, store);
     mirror_->forward(batch, store, logits, *pool_);
     return;
   }
+  run_layers(batch, store, nullptr);
+  project(batch, logits);
+}
+
+bool ModelForward::split_attention() const { return model_.shard && model_.shard->split() && model_.shard->attention_split; }
+bool ModelForward::split_ffn() const { return model_.shard && model_.shard->split(); }
+bool ModelForward::holds_expert(int64_t e) const {
+  return !model_.shard || (e >= model_.shard->experts.begin && e < model_.shard->experts.end());
+}
+
+void ModelForward::run_layers(const TokenBatch& batch, KvStore& store, const float* x_in) {
+  const ModelSpec& s = spec_;
+  check(batch, store);
   batch_ = &batch;
   store_ = &store;
-  embed_batch(model_, batch, x_, positions_, run_of_);
+  if (x_in) {
+    const auto n = int64_t(batch.tokens.size());
+    x_.assign(x_in, x_in + n * s.n_embd);
+    positions_.resize(size_t(n));
+    run_of_.resize(size_t(n));
+    for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); ++r)
+      for (int64_t i = 0; i < batch.runs[size_t(r)].n_tokens; ++i, ++t) {
+        positions_[size_t(t)] = int32_t(batch.runs[size_t(r)].first_position + i);
+        run_of_[size_t(t)] = int32_t(r);
+      }
+  } else {
+    embed_batch(model_, batch, x_, positions_, run_of_);
+  }
   xn_.resize(x_.size());
-  for (int64_t l = 0; l < s.n_layer; ++l) arch_.layer(*this, s, w.layers[size_t(l)], l);
+  const int64_t first = model_.shard ? model_.shard->layers.begin : 0;
+  const int64_t end = model_.shard ? model_.shard->layers.end() : s.n_layer;
+  for (int64_t l = first; l < end; ++l) arch_.layer(*this, s, model_.weights.layers[size_t(l)], l);
+}
 
+void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) {
+  const ModelSpec& s = spec_;
+  const auto& w = model_.weights;
   // Only the rows whose logits are wanted go through the final norm and the vocabulary projection.
   const int64_t n_out = logits_rows(batch);
   logits.resize(size_t(n_out * s.n_vocab));
@@ -146,9 +179,17 @@ void ModelForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
                   s.rms_eps, xn_.data() + out * s.n_embd);
     out += rows;
   });
-  matmul({{ref::WeightMatrix{w.output.type, w.output.data, w.output.rows, w.output.cols, w.output.packed}, logits.data()}},
+  // A tensor-parallel rank projects onto its slice of the vocabulary; the slices are gathered.
+  const bool sliced = w.output.rows != s.n_vocab;
+  if (sliced) local_logits_.resize(size_t(n_out * w.output.rows));
+  float* y = sliced ? local_logits_.data() : logits.data();
+  matmul({{ref::WeightMatrix{w.output.type, w.output.data, w.output.rows, w.output.cols, w.output.packed}, y}},
          xn_.data(), n_out);
-  if (s.final_logit_softcap > 0.0f) ref::softcap(logits.data(), int64_t(logits.size()), s.final_logit_softcap);
+  if (s.final_logit_softcap > 0.0f) ref::softcap(y, n_out * w.output.rows, s.final_logit_softcap);
+  if (sliced) {
+    if (!tp_.gather_logits) fail("a vocabulary slice of {} rows needs the other ranks' slices", w.output.rows);
+    tp_.gather_logits(local_logits_.data(), n_out, logits.data());
+  }
 }
 
 void ModelForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,

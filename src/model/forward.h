@@ -35,6 +35,15 @@ void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>
 // rows(first token, count) for each run's tokens whose logits are wanted, in run order.
 void for_each_logits_rows(const TokenBatch& batch, const std::function<void(int64_t first, int64_t n)>& rows);
 
+// Tensor parallelism as the pass sees it (model/shard.h): the sums that complete its partial
+// outputs, and the logits of every rank's vocabulary slice put together. Set by dist/.
+struct TensorParallelOps {
+  std::function<void(float* data, int64_t n)> all_reduce_sum;
+  // full (rows, n_vocab) from each rank's local (rows, its vocab slice); the group's first rank
+  // must receive them, the others may.
+  std::function<void(const float* local, int64_t rows, float* full)> gather_logits;
+};
+
 class ModelForward final : private LayerPass {
  public:
   // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).
@@ -45,7 +54,9 @@ class ModelForward final : private LayerPass {
   // Error when Ggml is asked for a model or CPU outside what the mirror covers.
   void set_numerics(Numerics numerics);
 
-  const ModelSpec& spec() const { return model_.spec; }
+  const ModelSpec& spec() const { return model_.spec; }  // the whole model's shapes
+  const ModelSpec& local_spec() const { return spec_; }  // the shapes of this rank's weights
+  void set_tensor_parallel(TensorParallelOps ops) { tp_ = std::move(ops); }
   KvCache make_cache(int64_t n_ctx, KvDtype dtype = KvDtype::F16) const;
   KvLayout kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const;
 
@@ -54,6 +65,14 @@ class ModelForward final : private LayerPass {
   // depend on what else is in the batch. Error when a run's blocks do not cover its positions or
   // an id is outside the vocabulary.
   void forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits);
+
+  // A pipeline stage's part of forward(): the layers this rank holds, over the batch's tokens
+  // embedded (x_in null: the first stage) or over the residual stream the previous stage sent
+  // (x_in: n_tokens x n_embd); residual() is the stream afterwards.
+  void run_layers(const TokenBatch& batch, KvStore& store, const float* x_in);
+  const std::vector<float>& residual() const { return x_; }
+  // The last stage's part: the final norm and the vocabulary projection of the wanted rows.
+  void project(const TokenBatch& batch, std::vector<float>& logits);
 
   // Single sequence: `tokens` at positions cache.size() .. cache.size() + n - 1, appending their K/V.
   // logits becomes (n_tokens, n_vocab) when all_logits, else (1, n_vocab) for the last token.
@@ -90,15 +109,21 @@ class ModelForward final : private LayerPass {
   // RMS-normalised by `norm` when present.
   void gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
                  const float* x, int64_t n_tokens, float* out);
-  // x_ += (post-normed) out
-  void add_residual(const float* out, const WeightRef& post_norm, int64_t n_tokens);
+  // x_ += (post-normed) out; `partial`: out is this rank's share of a sum split across ranks.
+  void add_residual(float* out, const WeightRef& post_norm, int64_t n_tokens, bool partial);
+  bool split_attention() const;
+  bool split_ffn() const;
+  bool holds_expert(int64_t expert) const;  // this rank runs it (all, unless experts are spread over ranks)
   void route(const LayerWeights& w, int64_t n_tokens);
   void run_experts(const LayerWeights& w, int64_t layer, int64_t n_tokens);
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
               const cpu::MatmulPrologue& prologue = {});
 
   const Model& model_;
+  const ModelSpec spec_;  // local_spec()
   const Architecture& arch_;
+  TensorParallelOps tp_;
+  std::vector<float> local_logits_;  // (rows, this rank's vocabulary slice)
   const TokenBatch* batch_ = nullptr;  // the batch being run
   KvStore* store_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;

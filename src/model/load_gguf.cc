@@ -18,6 +18,7 @@ struct GgufStorage {
   std::vector<std::vector<float>> f32_copies;
   std::unique_ptr<HugePageBuffer> weights;
   std::vector<std::unique_ptr<HugePageBuffer>> recoded;  // matrices re-encoded at load (pack_weights.h)
+  std::shared_ptr<const ModelShard> shard;
 };
 
 // Copies the file's tensor data section into huge pages and points every weight view there.
@@ -48,17 +49,17 @@ ModelSpec model_spec_from_gguf(const gguf::GgufFile& file) {
   return spec;
 }
 
-Model load_gguf_model(const std::string& path) {
+Model load_gguf_model(const std::string& path, const ShardRequest* shard) {
   auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   try {
-    return load_gguf_model(std::move(file));
+    return load_gguf_model(std::move(file), shard);
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
   }
 }
 
-Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
-  auto storage = std::make_shared<GgufStorage>(GgufStorage{std::move(file), {}, nullptr, {}});
+Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file, const ShardRequest* shard) {
+  auto storage = std::make_shared<GgufStorage>(GgufStorage{std::move(file), {}, nullptr, {}, nullptr});
   Model model;
   {
     model.spec = model_spec_from_gguf(*storage->file);
@@ -73,7 +74,14 @@ Model load_gguf_model(std::shared_ptr<const gguf::GgufFile> file) {
     w.layers.resize(size_t(s.n_layer));
     for (int64_t i = 0; i < s.n_layer; ++i) arch.bind_layer(bind, s, i, w.layers[size_t(i)]);
   }
-  move_weights_to_huge_pages(*storage, model.weights);
+  if (shard) {
+    // Only this rank's slices are copied out of the file.
+    storage->shard = std::make_shared<const ModelShard>(plan_shard(model.spec, model.weights, *shard));
+    storage->weights = shard_weights(model.weights, model.spec, *storage->shard);
+    model.shard = storage->shard;
+  } else {
+    move_weights_to_huge_pages(*storage, model.weights);
+  }
   // The copy is ours: regroup it for the CPU kernels in place (re-encoded matrices move to new buffers).
   storage->recoded = pack_weights_for_cpu(model.weights).buffers;
   model.storage = storage;

@@ -92,11 +92,16 @@ void for_each_weight(ModelWeights& w, F&& f) {
   }
 }
 
+struct ModelShard;
+
 // A loaded model: shapes, weight views, and whatever keeps the bytes alive (a memory map, buffers).
+// A rank of a split model (model/shard.h) holds only its shard's weights; spec stays the whole
+// model's, and the shard says which part of it the weights are.
 struct Model {
   ModelSpec spec;
   ModelWeights weights;
   std::shared_ptr<const void> storage;
+  std::shared_ptr<const ModelShard> shard;  // null: the whole model
 };
 
 }  // namespace ridge

@@ -26,7 +26,7 @@ void add_bias(float* x, const WeightRef& bias, int64_t n_tokens) {
 }  // namespace
 
 void ModelForward::qk_norm(const LayerWeights& w, int64_t n) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   if (s.qk_norm == QkNorm::None) return;
   const bool whole = s.qk_norm == QkNorm::Whole;
   ref::rms_norm(q_.data(), as_f32(w.q_norm), whole ? n : n * s.n_head, whole ? s.q_dim() : s.head_dim, s.rms_eps,
@@ -36,7 +36,7 @@ void ModelForward::qk_norm(const LayerWeights& w, int64_t n) {
 }
 
 void ModelForward::attention(const LayerWeights& w, int64_t l) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   const TokenBatch& batch = *batch_;
   KvStore& store = *store_;
   const auto n = int64_t(batch.tokens.size());
@@ -93,7 +93,7 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
          n);
 
   matmul({job(w.wo, proj_.data())}, attn_.data(), n);
-  add_residual(proj_.data(), w.post_attn_norm, n);
+  add_residual(proj_.data(), w.post_attn_norm, n, split_attention());
 }
 
 }  // namespace ridge

@@ -1,4 +1,5 @@
 // The dense FFN block (SwiGLU or GeGLU) and the residual add every block ends with.
+#include "core/error.h"
 #include "kernels/ref/norm.h"
 #include "model/forward.h"
 
@@ -12,7 +13,7 @@ const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.dat
 
 void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
                              const float* x, int64_t n, float* out) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   gate_.resize(size_t(n * gate.rows));
   up_.resize(gate_.size());
   // RMSNorm and the activation fused into the activation passes of the matmuls that read them.
@@ -24,9 +25,13 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
   matmul({job(down, out)}, gate_.data(), n, {act, nullptr, 0.0f, up_.data()});
 }
 
-void ModelForward::add_residual(const float* out, const WeightRef& post_norm, int64_t n) {
-  const ModelSpec& s = model_.spec;
+void ModelForward::add_residual(float* out, const WeightRef& post_norm, int64_t n, bool partial) {
+  const ModelSpec& s = spec_;
   const int64_t size = n * s.n_embd;
+  if (partial) {
+    if (!tp_.all_reduce_sum) fail("a tensor-parallel slice needs the other ranks' partial sums");
+    tp_.all_reduce_sum(out, size);
+  }
   if (post_norm.present()) {
     // The normalised copy goes to xn_ (free between blocks), so `out` stays as it was.
     xn_.resize(size_t(size));
@@ -40,7 +45,7 @@ void ModelForward::dense_ffn(const LayerWeights& w) {
   const auto n = int64_t(batch_->tokens.size());
   proj_.resize(x_.size());
   gated_ffn(w.w_gate, w.w_up, w.w_down, &w.ffn_norm, x_.data(), n, proj_.data());
-  add_residual(proj_.data(), w.post_ffn_norm, n);
+  add_residual(proj_.data(), w.post_ffn_norm, n, split_ffn());
 }
 
 }  // namespace ridge

@@ -33,7 +33,7 @@ void ModelForward::head_matmuls(const std::vector<WeightRef>& heads, const float
 }
 
 void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   const TokenBatch& batch = *batch_;
   KvStore& store = *store_;
   const auto n = int64_t(batch.tokens.size());
@@ -95,7 +95,7 @@ void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
   // Each head's value from its attended latent, then the output projection.
   head_matmuls(w.wv_b, attn_latent_.data(), heads * rank, rank, attn_.data(), heads * s.v_head_dim, s.v_head_dim, n);
   matmul({job(w.wo, proj_.data())}, attn_.data(), n);
-  add_residual(proj_.data(), WeightRef{}, n);
+  add_residual(proj_.data(), WeightRef{}, n, /*partial=*/false);  // replicated, never split
 }
 
 }  // namespace ridge

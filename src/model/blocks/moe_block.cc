@@ -43,7 +43,7 @@ void keep_best_groups(const ModelSpec& s, std::vector<float>& selection) {
 
 // chosen_ / chosen_weight_ for each token, then the tokens grouped by expert.
 void ModelForward::route(const LayerWeights& w, int64_t n) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   const int64_t n_exp = s.n_expert, k = s.n_expert_used;
   router_logits_.resize(size_t(n * n_exp));
   matmul({job(w.router, router_logits_.data())}, xn_.data(), n);
@@ -88,7 +88,7 @@ void ModelForward::route(const LayerWeights& w, int64_t n) {
 // Every chosen expert over the rows routed to it, as two grouped matmuls (gate and up of all of
 // them, then down of all of them): one parallel region per phase whatever the number of experts.
 void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   const int64_t d = s.n_embd, ff = s.n_ff_expert, rows = expert_begin_.back();
   expert_in_.resize(size_t(rows * d));
   for (int64_t i = 0; i < rows; ++i)
@@ -104,6 +104,7 @@ void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
     const int64_t begin = expert_begin_[size_t(e)], m = expert_begin_[size_t(e + 1)] - begin;
     if (m == 0) continue;  // an expert no token chose is not read
     moe_stats_.add(l, e, uint64_t(m));
+    if (!holds_expert(e)) continue;  // another rank's (expert parallelism)
     const ExpertWeights& ex = w.experts[size_t(e)];
     const auto input = int32_t(inputs.size());
     inputs.push_back({expert_in_.data() + begin * d, m, {}});
@@ -117,7 +118,7 @@ void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
 }
 
 void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
-  const ModelSpec& s = model_.spec;
+  const ModelSpec& s = spec_;
   const auto n = int64_t(batch_->tokens.size());
   const int64_t d = s.n_embd;
   ref::rms_norm(x_.data(), as_f32(w.ffn_norm), n, d, s.rms_eps, xn_.data());
@@ -127,6 +128,7 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   // Each token's expert outputs, weighted, added in expert order.
   const int64_t rows = expert_begin_.back();
   for (int64_t i = 0; i < rows; ++i) {
+    if (!holds_expert(chosen_[size_t(expert_slot_[size_t(i)])])) continue;
     const float weight = chosen_weight_[size_t(expert_slot_[size_t(i)])];
     float* out = moe_out_.data() + expert_tokens_[size_t(i)] * d;
     const float* y = expert_out_.data() + i * d;
@@ -143,7 +145,7 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < d; ++j) moe_out_[size_t(t * d + j)] += gate[size_t(t)] * proj_[size_t(t * d + j)];
   }
-  add_residual(moe_out_.data(), WeightRef{}, n);
+  add_residual(moe_out_.data(), WeightRef{}, n, split_ffn());
 }
 
 }  // namespace ridge

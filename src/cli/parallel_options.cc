@@ -1,0 +1,38 @@
+#include "cli/parallel_options.h"
+
+#include <cstdlib>
+#include <thread>
+
+namespace ridge::cli {
+
+void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
+  auto* g = cmd->add_option_group("Parallelism (start with mpirun -np TP*PP)");
+  g->add_option("--tp,--tensor-parallel-size", o.tp, "tensor-parallel ranks: heads, FFN and vocabulary split")->capture_default_str();
+  g->add_option("--pp,--pipeline-parallel-size", o.pp, "pipeline stages: contiguous layer ranges")->capture_default_str();
+  g->add_option("--ep,--expert-parallel-size", o.ep, "expert-parallel ranks (1, or --tp: whole experts per rank)")
+      ->capture_default_str();
+}
+
+dist::Parallel* parallel_for(const ParallelCliOptions& o) {
+  static std::unique_ptr<dist::Parallel> made;
+  if (made) return made->distributed() ? made.get() : nullptr;
+  made = std::make_unique<dist::Parallel>(dist::make_parallel({o.tp, o.pp, o.ep}));
+  dist::on_finalize([] { made.reset(); });
+  return made->distributed() ? made.get() : nullptr;
+}
+
+std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* p) {
+  if (!p) return nullptr;
+  return std::make_unique<ShardRequest>(
+      ShardRequest{p->tp_rank, p->sizes.tp, p->stage, p->sizes.pp, p->sizes.ep > 1});
+}
+
+int default_threads(int requested) {
+  if (requested > 0) return requested;
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = local ? std::max(1, std::atoi(local)) : 1;
+  if (ranks == 1) return requested;
+  return std::max(1, int(std::thread::hardware_concurrency()) / ranks);
+}
+
+}  // namespace ridge::cli

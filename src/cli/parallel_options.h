@@ -1,0 +1,27 @@
+#pragma once
+// --tp / --pp / --ep on the commands that run the engine, and what a rank does with them: world
+// rank 0 runs the command as usual over a split model; every other rank only serves its part of
+// each step (dist/lockstep.h) until rank 0 is done.
+#include <memory>
+
+#include <CLI/CLI.hpp>
+
+#include "dist/world.h"
+#include "model/shard.h"
+
+namespace ridge::cli {
+
+struct ParallelCliOptions {
+  int tp = 1, pp = 1, ep = 1;
+};
+
+void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o);
+
+// The job's layout when it is split (tp * pp > 1, started by mpirun), else null. Made once.
+dist::Parallel* parallel_for(const ParallelCliOptions& o);
+// What this rank holds of the model; null when it is not split.
+std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* parallel);
+// Threads when -t is not given: the cores divided among the ranks on this host.
+int default_threads(int requested);
+
+}  // namespace ridge::cli

@@ -1,0 +1,111 @@
+#include "dist/stage_forward.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/error.h"
+#include "model/shard.h"
+
+namespace ridge::dist {
+namespace {
+
+constexpr int kLogitsTag = 1 << 20;  // above every piece's tag
+
+}  // namespace
+
+std::vector<BatchPiece> cut_batch(const TokenBatch& batch, int pieces, int64_t min_tokens) {
+  const auto total = int64_t(batch.tokens.size());
+  const int64_t target = std::max(min_tokens, (total + pieces - 1) / std::max(pieces, 1));
+  std::vector<BatchPiece> out(1);
+  int64_t t = 0;
+  for (const SequenceRun& run : batch.runs) {
+    for (int64_t done = 0; done < run.n_tokens;) {
+      if (int64_t(out.back().tokens.size()) >= target) out.emplace_back();
+      BatchPiece& p = out.back();
+      const int64_t take = std::min(run.n_tokens - done, target - int64_t(p.tokens.size()));
+      const bool last = done + take == run.n_tokens;
+      LogitsWanted wanted = run.logits;
+      if (wanted == LogitsWanted::Last && !last) wanted = LogitsWanted::None;
+      p.tokens.insert(p.tokens.end(), batch.tokens.begin() + t + done, batch.tokens.begin() + t + done + take);
+      p.runs.push_back({take, run.first_position + done, run.blocks, wanted});
+      done += take;
+    }
+    t += run.n_tokens;
+  }
+  return out;
+}
+
+StageForward::StageForward(const Model& shard_model, const PagedForwardConfig& c, Parallel& parallel)
+    : model_(shard_model), parallel_(parallel), forward_(shard_model, c.n_threads),
+      store_(forward_.kv_layout(c.block_size, c.n_blocks, c.kv_dtype)) {
+  if (!shard_model.shard) fail("a rank of a split model needs its shard");
+  Communicator& tp = *parallel.tp_group;
+  forward_.set_tensor_parallel({[&tp](float* data, int64_t n) { tp.all_reduce_sum(data, n); },
+                                [this](const float* local, int64_t rows, float* full) { gather_logits(local, rows, full); }});
+}
+
+// Each rank's (rows, slice) block gathered on the group's first rank, then laid side by side.
+void StageForward::gather_logits(const float* local, int64_t rows, float* full) {
+  Communicator& tp = *parallel_.tp_group;
+  const int64_t n_vocab = model_.spec.n_vocab;
+  std::vector<int64_t> counts(size_t(tp.size()));
+  int64_t total = 0;
+  for (int r = 0; r < tp.size(); ++r) total += counts[size_t(r)] = rows * vocab_slice(n_vocab, tp.size(), r).count * 4;
+  const bool root = tp.rank() == 0;
+  if (root) gathered_.resize(size_t(total / 4));
+  tp.gather_v(local, counts[size_t(tp.rank())], gathered_.data(), counts, 0);
+  if (!root) return;
+  const float* block = gathered_.data();
+  for (int r = 0; r < tp.size(); ++r) {
+    const Slice v = vocab_slice(n_vocab, tp.size(), r);
+    for (int64_t i = 0; i < rows; ++i) std::memcpy(full + i * n_vocab + v.begin, block + i * v.count, size_t(v.count) * 4);
+    block += rows * v.count;
+  }
+}
+
+void StageForward::forward(const TokenBatch& batch, std::vector<float>& logits) {
+  if (parallel_.sizes.pp == 1) {
+    forward_.forward(batch, store_, logits);
+    return;
+  }
+  forward_pipelined(batch, logits);
+}
+
+void StageForward::forward_pipelined(const TokenBatch& batch, std::vector<float>& logits) {
+  const Parallel& p = parallel_;
+  Communicator& world = *p.world;
+  const int64_t d = model_.spec.n_embd, n_vocab = model_.spec.n_vocab;
+  const bool first = p.stage == 0, last = p.stage == p.sizes.pp - 1;
+  // As many pieces as stages keeps every stage busy once the pipeline is full; pieces below 16
+  // tokens cost more in messages than they win, so small batches go whole.
+  const std::vector<BatchPiece> pieces = cut_batch(batch, p.sizes.pp, 16);
+  const int last_root = p.world_rank(p.sizes.pp - 1, 0);
+  std::vector<float>& out = p.rank == last_root ? logits : piece_logits_;
+  out.clear();
+  for (size_t i = 0; i < pieces.size(); ++i) {
+    const TokenBatch piece = pieces[i].batch();
+    const auto n = int64_t(piece.tokens.size());
+    if (!first) {
+      x_in_.resize(size_t(n * d));
+      world.recv(x_in_.data(), n * d * 4, p.world_rank(p.stage - 1, p.tp_rank), int(i));
+    }
+    forward_.run_layers(piece, store_, first ? nullptr : x_in_.data());
+    if (!last) {
+      world.send(forward_.residual().data(), n * d * 4, p.world_rank(p.stage + 1, p.tp_rank), int(i));
+      continue;
+    }
+    forward_.project(piece, x_in_);
+    if (p.tp_rank == 0) out.insert(out.end(), x_in_.begin(), x_in_.end());
+  }
+  // The logits go to world rank 0 in one message once every piece is through: a send per piece
+  // could wait on rank 0 while rank 0 waits to send the next piece.
+  const int64_t bytes = logits_rows(batch) * n_vocab * 4;
+  if (p.rank == 0) {
+    logits.resize(size_t(bytes / 4));
+    world.recv(logits.data(), bytes, last_root, kLogitsTag);
+  } else if (p.rank == last_root) {
+    world.send(logits.data(), bytes, 0, kLogitsTag);
+  }
+}
+
+}  // namespace ridge::dist
