@@ -101,7 +101,7 @@ bool run_as_worker(const EngineCliOptions& o, const LoadedModel& m) {
 
 std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o) {
   const dist::Parallel* parallel = parallel_for(o.parallel);
-  const auto shard = shard_request(parallel);
+  const auto shard = shard_request(parallel, o.parallel);
   auto m = load_model_for_engine(o.model, o.chat_template, shard.get());
   // The draft model runs beside the scheduler, on rank 0 alone.
   if (o.draft_model.empty() || (parallel && !parallel->is_driver())) return m;

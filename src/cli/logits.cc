@@ -4,7 +4,10 @@
 #include <fstream>
 #include <sstream>
 
+#include "backend/paged_forward.h"
 #include "cli/commands.h"
+#include "cli/parallel_options.h"
+#include "dist/lockstep.h"
 #include "core/error.h"
 #include "model/forward.h"
 #include "model/model_loader.h"
@@ -34,11 +37,44 @@ struct LogitsOptions {
   int64_t batch = 0;
   std::string kv_dtype = "f16";
   std::string numerics = "native";
+  ParallelCliOptions parallel;
 };
+
+// Split across ranks: the same passes through the lockstep forward of rank 0 (dist/lockstep.h).
+void run_logits_split(const LogitsOptions& o, const std::vector<int32_t>& ids, dist::Parallel& parallel) {
+  const auto shard = shard_request(&parallel, o.parallel);
+  const Model model = load_model(resolve_model_path(o.model), shard.get());
+  if (!parallel.is_driver()) return dist::run_worker(model, default_threads(0), parallel);
+  const auto kv_dtype = parse_kv_dtype(o.kv_dtype);
+  if (!kv_dtype) fail("unknown --kv-dtype '{}' (f16, bf16, fp8, int8)", o.kv_dtype);
+  const auto n = int64_t(ids.size());
+  PagedForwardConfig c;
+  c.n_threads = default_threads(0);
+  c.kv_dtype = *kv_dtype;
+  c.n_blocks = int32_t((n + c.block_size - 1) / c.block_size);
+  c.n_ctx = n;
+  c.parallel = &parallel;
+  const auto forward = make_paged_forward(model, c);
+  std::vector<BlockId> blocks(size_t(c.n_blocks));
+  for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = BlockId(b);
+  std::ofstream out(o.out, std::ios::binary);
+  if (!out) fail("cannot write '{}'", o.out);
+  const int64_t batch = o.batch > 0 ? o.batch : n;
+  std::vector<float> logits;
+  for (int64_t start = 0; start < n; start += batch) {
+    const int64_t count = std::min(n - start, batch);
+    const SequenceRun run{count, start, blocks, LogitsWanted::All};
+    forward->forward(TokenBatch{std::span(ids).subspan(size_t(start), size_t(count)), std::span(&run, 1)}, logits);
+    out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * sizeof(float)));
+  }
+  std::printf("wrote %lld x %lld logits to %s (%d ranks)\n", (long long)n, (long long)model.spec.n_vocab, o.out.c_str(),
+              parallel.sizes.world());
+}
 
 void run_logits(const LogitsOptions& o) {
   const auto ids = parse_ids(o.tokens);
   if (ids.empty()) fail("--tokens is empty");
+  if (dist::Parallel* parallel = parallel_for(o.parallel)) return run_logits_split(o, ids, *parallel);
   const Model model = load_model(resolve_model_path(o.model));
   ModelForward forward(model);
   const auto numerics = parse_numerics(o.numerics);
@@ -71,6 +107,7 @@ void add_logits_command(CLI::App& app) {
   cmd->add_option("--batch", o->batch, "tokens per forward pass (default: all at once)");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache type: f16, bf16, fp8, int8 (to measure their accuracy cost)")->capture_default_str();
   cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit")->capture_default_str();
+  add_parallel_options(cmd, o->parallel);
   cmd->callback([o] { run_logits(*o); });
 }
 

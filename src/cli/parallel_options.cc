@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/error.h"
+
 namespace ridge::cli {
 
 void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
@@ -10,6 +12,10 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
   g->add_option("--tp,--tensor-parallel-size", o.tp, "tensor-parallel ranks: heads, FFN and vocabulary split")->capture_default_str();
   g->add_option("--pp,--pipeline-parallel-size", o.pp, "pipeline stages: contiguous layer ranges")->capture_default_str();
   g->add_option("--ep,--expert-parallel-size", o.ep, "expert-parallel ranks (1, or --tp: whole experts per rank)")
+      ->capture_default_str();
+  g->add_option("--tp-mode", o.tp_mode,
+                "gather: all-gathers after every split matrix, output bit-identical to one process; reduce: two "
+                "all-reduces per layer (Megatron), about half the bytes, output within rounding")
       ->capture_default_str();
 }
 
@@ -21,10 +27,11 @@ dist::Parallel* parallel_for(const ParallelCliOptions& o) {
   return made->distributed() ? made.get() : nullptr;
 }
 
-std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* p) {
+std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* p, const ParallelCliOptions& o) {
   if (!p) return nullptr;
-  return std::make_unique<ShardRequest>(
-      ShardRequest{p->tp_rank, p->sizes.tp, p->stage, p->sizes.pp, p->sizes.ep > 1});
+  if (o.tp_mode != "gather" && o.tp_mode != "reduce") fail("--tp-mode must be gather or reduce, not '{}'", o.tp_mode);
+  return std::make_unique<ShardRequest>(ShardRequest{p->tp_rank, p->sizes.tp, p->stage, p->sizes.pp, p->sizes.ep > 1,
+                                                     o.tp_mode == "gather" ? TpMode::Gather : TpMode::Reduce});
 }
 
 int default_threads(int requested) {

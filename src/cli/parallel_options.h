@@ -3,6 +3,7 @@
 // rank 0 runs the command as usual over a split model; every other rank only serves its part of
 // each step (dist/lockstep.h) until rank 0 is done.
 #include <memory>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +14,7 @@ namespace ridge::cli {
 
 struct ParallelCliOptions {
   int tp = 1, pp = 1, ep = 1;
+  std::string tp_mode = "gather";  // gather (bit-identical to one process) or reduce (Megatron all-reduce)
 };
 
 void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o);
@@ -20,7 +22,7 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o);
 // The job's layout when it is split (tp * pp > 1, started by mpirun), else null. Made once.
 dist::Parallel* parallel_for(const ParallelCliOptions& o);
 // What this rank holds of the model; null when it is not split.
-std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* parallel);
+std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* parallel, const ParallelCliOptions& o);
 // Threads when -t is not given: the cores divided among the ranks on this host.
 int default_threads(int requested);
 

@@ -170,7 +170,7 @@ void run(RunOptions& o) {
   const std::string path = resolve_model_path(o.model);
   const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   dist::Parallel* parallel = parallel_for(o.parallel);
-  const auto shard = shard_request(parallel);
+  const auto shard = shard_request(parallel, o.parallel);
   const Model model = load_gguf_model(file, shard.get());
   if (parallel && !parallel->is_driver()) return dist::run_worker(model, default_threads(o.threads), *parallel);
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);

@@ -23,6 +23,8 @@ class Communicator {
   virtual void all_reduce_sum(float* data, int64_t n) = 0;
   // recv (size() * bytes) becomes every rank's `bytes` of send, in rank order.
   virtual void all_gather(const void* send, int64_t bytes, void* recv) = 0;
+  // recv becomes every rank's counts[r] bytes of send, in rank order (counts[rank()] == bytes).
+  virtual void all_gather_v(const void* send, int64_t bytes, void* recv, std::span<const int64_t> counts) = 0;
   // recv (n floats) becomes the sum over ranks of their send[rank() * n .. (rank() + 1) * n).
   virtual void reduce_scatter_sum(const float* send, float* recv, int64_t n) = 0;
   // Rank r sends send_bytes[d] bytes (at send_offsets[d]) to each rank d and receives

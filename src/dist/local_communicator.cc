@@ -14,6 +14,9 @@ class LocalCommunicator final : public Communicator {
   std::string_view backend() const override { return "local"; }
   void all_reduce_sum(float*, int64_t) override {}
   void all_gather(const void* send, int64_t bytes, void* recv) override { copy(send, bytes, recv); }
+  void all_gather_v(const void* send, int64_t bytes, void* recv, std::span<const int64_t>) override {
+    copy(send, bytes, recv);
+  }
   void reduce_scatter_sum(const float* send, float* recv, int64_t n) override {
     copy(send, n * int64_t(sizeof(float)), recv);
   }

@@ -26,6 +26,16 @@ int to_int(int64_t v, const char* what) {
   return int(v);
 }
 
+// MPI's int counts and displacements of byte counts laid one after another.
+void counts_and_offsets(std::span<const int64_t> counts, const char* what, std::vector<int>& c, std::vector<int>& d) {
+  int64_t offset = 0;
+  for (int64_t n : counts) {
+    c.push_back(to_int(n, what));
+    d.push_back(to_int(offset, what));
+    offset += n;
+  }
+}
+
 class MpiCommunicator final : public Communicator {
  public:
   explicit MpiCommunicator(MPI_Comm comm, bool owned) : comm_(comm), owned_(owned) {
@@ -50,6 +60,13 @@ class MpiCommunicator final : public Communicator {
     MPI_Iallgather(send, to_int(bytes, "all_gather"), MPI_BYTE, recv, int(bytes), MPI_BYTE, comm_, &r);
     wait_for(r, "all_gather");
   }
+  void all_gather_v(const void* send, int64_t bytes, void* recv, std::span<const int64_t> counts) override {
+    std::vector<int> c, d;
+    counts_and_offsets(counts, "all_gather", c, d);
+    MPI_Request r;
+    MPI_Iallgatherv(send, to_int(bytes, "all_gather"), MPI_BYTE, recv, c.data(), d.data(), MPI_BYTE, comm_, &r);
+    wait_for(r, "all_gather");
+  }
   void reduce_scatter_sum(const float* send, float* recv, int64_t n) override {
     MPI_Request r;
     MPI_Ireduce_scatter_block(send, recv, to_int(n, "reduce_scatter"), MPI_FLOAT, MPI_SUM, comm_, &r);
@@ -71,14 +88,7 @@ class MpiCommunicator final : public Communicator {
   }
   void gather_v(const void* send, int64_t bytes, void* recv, std::span<const int64_t> counts, int root) override {
     std::vector<int> c, d;
-    if (rank_ == root) {
-      int64_t offset = 0;
-      for (int64_t n : counts) {
-        c.push_back(to_int(n, "gather"));
-        d.push_back(to_int(offset, "gather"));
-        offset += n;
-      }
-    }
+    if (rank_ == root) counts_and_offsets(counts, "gather", c, d);
     MPI_Request r;
     MPI_Igatherv(send, to_int(bytes, "gather"), MPI_BYTE, recv, c.data(), d.data(), MPI_BYTE, root, comm_, &r);
     wait_for(r, "gather");

@@ -41,26 +41,35 @@ StageForward::StageForward(const Model& shard_model, const PagedForwardConfig& c
   if (!shard_model.shard) fail("a rank of a split model needs its shard");
   Communicator& tp = *parallel.tp_group;
   forward_.set_tensor_parallel({[&tp](float* data, int64_t n) { tp.all_reduce_sum(data, n); },
-                                [this](const float* local, int64_t rows, float* full) { gather_logits(local, rows, full); }});
+                                [this](const float* local, int64_t rows, const Partition& parts, float* full) {
+                                  gather_columns(local, rows, parts, full);
+                                },
+                                [this](const float* local, std::span<const int64_t> rows, int64_t width, float* full) {
+                                  gather_rows(local, rows, width, full);
+                                }});
 }
 
-// Each rank's (rows, slice) block gathered on the group's first rank, then laid side by side.
-void StageForward::gather_logits(const float* local, int64_t rows, float* full) {
+// Each rank's (rows, its columns) block, gathered, then laid side by side row by row.
+void StageForward::gather_columns(const float* local, int64_t rows, const Partition& parts, float* full) {
   Communicator& tp = *parallel_.tp_group;
-  const int64_t n_vocab = model_.spec.n_vocab;
-  std::vector<int64_t> counts(size_t(tp.size()));
-  int64_t total = 0;
-  for (int r = 0; r < tp.size(); ++r) total += counts[size_t(r)] = rows * vocab_slice(n_vocab, tp.size(), r).count * 4;
-  const bool root = tp.rank() == 0;
-  if (root) gathered_.resize(size_t(total / 4));
-  tp.gather_v(local, counts[size_t(tp.rank())], gathered_.data(), counts, 0);
-  if (!root) return;
-  const float* block = gathered_.data();
-  for (int r = 0; r < tp.size(); ++r) {
-    const Slice v = vocab_slice(n_vocab, tp.size(), r);
-    for (int64_t i = 0; i < rows; ++i) std::memcpy(full + i * n_vocab + v.begin, block + i * v.count, size_t(v.count) * 4);
-    block += rows * v.count;
+  counts_.clear();
+  for (const Slice& p : parts.parts) counts_.push_back(rows * p.count * 4);
+  const int64_t width = parts.total();
+  if (rows == 1) return tp.all_gather_v(local, counts_[size_t(tp.rank())], full, counts_);
+  blocks_.resize(size_t(rows * width));
+  tp.all_gather_v(local, counts_[size_t(tp.rank())], blocks_.data(), counts_);
+  const float* block = blocks_.data();
+  for (const Slice& p : parts.parts) {
+    for (int64_t i = 0; i < rows; ++i) std::memcpy(full + i * width + p.begin, block + i * p.count, size_t(p.count) * 4);
+    block += rows * p.count;
   }
+}
+
+void StageForward::gather_rows(const float* local, std::span<const int64_t> rows, int64_t width, float* full) {
+  Communicator& tp = *parallel_.tp_group;
+  counts_.clear();
+  for (int64_t r : rows) counts_.push_back(r * width * 4);
+  tp.all_gather_v(local, counts_[size_t(tp.rank())], full, counts_);
 }
 
 void StageForward::forward(const TokenBatch& batch, std::vector<float>& logits) {

@@ -36,14 +36,16 @@ class StageForward {
   const MoeStats& moe_stats() const { return forward_.moe_stats(); }
 
  private:
-  void gather_logits(const float* local, int64_t rows, float* full);
+  void gather_columns(const float* local, int64_t rows, const Partition& parts, float* full);
+  void gather_rows(const float* local, std::span<const int64_t> rows, int64_t width, float* full);
   void forward_pipelined(const TokenBatch& batch, std::vector<float>& logits);
 
   const Model& model_;
   Parallel& parallel_;
   ModelForward forward_;
   KvStore store_;
-  std::vector<float> gathered_, piece_logits_, x_in_;
+  std::vector<float> blocks_, piece_logits_, x_in_;
+  std::vector<int64_t> counts_;
 };
 
 }  // namespace ridge::dist

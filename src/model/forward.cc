@@ -137,10 +137,26 @@ void ModelForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
 }
 
 bool ModelForward::split_attention() const { return model_.shard && model_.shard->split() && model_.shard->attention_split; }
-bool ModelForward::split_ffn() const { return model_.shard && model_.shard->split(); }
-bool ModelForward::holds_expert(int64_t e) const {
-  return !model_.shard || (e >= model_.shard->experts.begin && e < model_.shard->experts.end());
+bool ModelForward::gather_mode() const { return model_.shard && model_.shard->gather(); }
+bool ModelForward::reduce_attention() const { return split_attention() && !gather_mode(); }
+bool ModelForward::reduce_ffn() const { return model_.shard && model_.shard->split() && !gather_mode(); }
+
+void ModelForward::gather_columns(const float* local, int64_t rows, const Partition& parts, std::vector<float>& full) {
+  if (!tp_.gather_columns) fail("a tensor-parallel slice needs the other ranks' columns");
+  full.resize(size_t(rows * parts.total()));
+  tp_.gather_columns(local, rows, parts, full.data());
 }
+
+void ModelForward::output_rows(const WeightRef& w, const float* x, int64_t n, float* out,
+                               const cpu::MatmulPrologue& prologue) {
+  const ref::WeightMatrix m{w.type, w.data, w.rows, w.cols, w.packed};
+  if (!gather_mode()) return matmul({{m, out}}, x, n, prologue);
+  part_.resize(size_t(n * w.rows));
+  matmul({{m, part_.data()}}, x, n, prologue);
+  if (!tp_.gather_columns) fail("a tensor-parallel slice needs the other ranks' columns");
+  tp_.gather_columns(part_.data(), n, model_.shard->embd, out);
+}
+bool ModelForward::holds_expert(int64_t e) const { return !model_.shard || model_.shard->holds_expert(e); }
 
 void ModelForward::run_layers(const TokenBatch& batch, KvStore& store, const float* x_in) {
   const ModelSpec& s = spec_;
@@ -187,8 +203,8 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
          xn_.data(), n_out);
   if (s.final_logit_softcap > 0.0f) ref::softcap(y, n_out * w.output.rows, s.final_logit_softcap);
   if (sliced) {
-    if (!tp_.gather_logits) fail("a vocabulary slice of {} rows needs the other ranks' slices", w.output.rows);
-    tp_.gather_logits(local_logits_.data(), n_out, logits.data());
+    if (!tp_.gather_columns) fail("a vocabulary slice of {} rows needs the other ranks' slices", w.output.rows);
+    tp_.gather_columns(local_logits_.data(), n_out, model_.shard->vocab, logits.data());
   }
 }
 

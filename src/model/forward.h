@@ -16,6 +16,7 @@
 #include "kv/kv_store.h"
 #include "model/arch/architecture.h"
 #include "model/moe_stats.h"
+#include "model/shard.h"
 #include "model/token_batch.h"
 #include "model/weights.h"
 
@@ -38,10 +39,12 @@ void for_each_logits_rows(const TokenBatch& batch, const std::function<void(int6
 // Tensor parallelism as the pass sees it (model/shard.h): the sums that complete its partial
 // outputs, and the logits of every rank's vocabulary slice put together. Set by dist/.
 struct TensorParallelOps {
+  // data (n floats) becomes the sum over the group (TpMode::Reduce).
   std::function<void(float* data, int64_t n)> all_reduce_sum;
-  // full (rows, n_vocab) from each rank's local (rows, its vocab slice); the group's first rank
-  // must receive them, the others may.
-  std::function<void(const float* local, int64_t rows, float* full)> gather_logits;
+  // full (rows, parts.total()) from every rank r's local (rows, parts[r].count): column blocks side by side.
+  std::function<void(const float* local, int64_t rows, const Partition& parts, float* full)> gather_columns;
+  // full (sum of rows, width) from every rank r's local (rows[r], width): row blocks one after another.
+  std::function<void(const float* local, std::span<const int64_t> rows, int64_t width, float* full)> gather_rows;
 };
 
 class ModelForward final : private LayerPass {
@@ -90,6 +93,7 @@ class ModelForward final : private LayerPass {
 
   void check(const TokenBatch& batch, const KvStore& store) const;
   void qk_norm(const LayerWeights& w, int64_t n_tokens);
+  void whole_qk_norm_split(const LayerWeights& w, int64_t n_tokens);
   // An attention computed tile by tile (kernels/cpu/attention.h) for each of n_groups queries of
   // every token (its KV heads): tile() writes one tile's partial result, merge() merges a query's
   // tiles in order into its output. Tiles are those of positions first_position_[t]..positions_[t].
@@ -107,12 +111,21 @@ class ModelForward final : private LayerPass {
                     int64_t y_row, int64_t y_head, int64_t n_tokens);
   // out (n_tokens, n_embd) = the gated FFN of x (n_tokens, n_embd) through gate/up/down, the input
   // RMS-normalised by `norm` when present.
+  // width: under TpMode::Gather, how the ranks split the FFN's width (this rank holds its part of
+  // gate and up, and its rows of down); null otherwise.
   void gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
-                 const float* x, int64_t n_tokens, float* out);
+                 const float* x, int64_t n_tokens, float* out, const Partition* width = nullptr);
+  // out (n_tokens, n_embd) = w x: under TpMode::Gather this rank's rows of w, then all ranks' gathered.
+  void output_rows(const WeightRef& w, const float* x, int64_t n_tokens, float* out,
+                   const cpu::MatmulPrologue& prologue = {});
+  // full (rows, parts.total()) from every rank's columns (TpMode::Gather).
+  void gather_columns(const float* local, int64_t rows, const Partition& parts, std::vector<float>& full);
+  bool gather_mode() const;  // a tensor-parallel split put together by all-gathers
   // x_ += (post-normed) out; `partial`: out is this rank's share of a sum split across ranks.
   void add_residual(float* out, const WeightRef& post_norm, int64_t n_tokens, bool partial);
-  bool split_attention() const;
-  bool split_ffn() const;
+  bool split_attention() const;  // attention heads split across ranks
+  bool reduce_attention() const;  // ... and its output all-reduced (TpMode::Reduce)
+  bool reduce_ffn() const;        // the FFN's (and experts') output all-reduced (TpMode::Reduce)
   bool holds_expert(int64_t expert) const;  // this rank runs it (all, unless experts are spread over ranks)
   void route(const LayerWeights& w, int64_t n_tokens);
   void run_experts(const LayerWeights& w, int64_t layer, int64_t n_tokens);
@@ -124,6 +137,8 @@ class ModelForward final : private LayerPass {
   const Architecture& arch_;
   TensorParallelOps tp_;
   std::vector<float> local_logits_;  // (rows, this rank's vocabulary slice)
+  std::vector<float> gathered_;      // TpMode::Gather: a block's input put together from all ranks
+  std::vector<float> part_;          // TpMode::Gather: this rank's columns of a block's output
   const TokenBatch* batch_ = nullptr;  // the batch being run
   KvStore* store_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;

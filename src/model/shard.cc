@@ -37,20 +37,32 @@ int64_t layer_bytes(const LayerWeights& layer) {
   return bytes;
 }
 
-}  // namespace
+Partition partition(int64_t total, int64_t granularity, int parts) {
+  Partition p;
+  for (int r = 0; r < parts; ++r) p.parts.push_back(split_slice(total, granularity, parts, r));
+  return p;
+}
 
-Slice vocab_slice(int64_t n_vocab, int ranks, int rank) { return split_slice(n_vocab, 16, ranks, rank); }
+// Every rank holds all of it.
+Partition replicated(int64_t total, int parts) { return Partition{std::vector<Slice>(size_t(parts), Slice{0, total})}; }
+
+void require_nonempty(const Partition& p, const char* what, int64_t total) {
+  for (const Slice& s : p.parts)
+    if (s.count == 0) fail("{} of {} is too small to split across {} ranks", what, total, p.parts.size());
+}
+
+}  // namespace
 
 ModelSpec ModelShard::local_spec(const ModelSpec& full) const {
   ModelSpec s = full;
-  if (attention_split && !full.is_mla()) {
-    s.n_head_kv = kv_heads.count;
-    s.n_head = kv_heads.count * full.gqa_group();
+  if (attention_split) {
+    s.n_head_kv = mine(kv_heads).count;
+    s.n_head = s.n_head_kv * full.gqa_group();
   }
-  s.n_ff = ff.count;
+  s.n_ff = mine(ff).count;
   if (full.is_moe()) {
-    s.n_ff_expert = ff_expert.count;
-    if (full.shared_ff() > 0) s.n_ff_shared = shared_ff.count;
+    s.n_ff_expert = mine(ff_expert).count;
+    if (full.shared_ff() > 0) s.n_ff_shared = mine(shared_ff).count;
   }
   return s;
 }
@@ -60,17 +72,18 @@ std::vector<int64_t> stage_bounds(const ModelSpec& spec, const ModelWeights& wei
     fail("{} pipeline stages cannot split {} layers (one layer per stage at least)", n_stages, spec.n_layer);
   std::vector<double> cost(size_t(spec.n_layer));
   double total = 0;
-  for (int64_t l = 0; l < spec.n_layer; ++l) total += cost[size_t(l)] = double(std::max<int64_t>(1, layer_bytes(weights.layers[size_t(l)])));
-  const double head = weights.output.present() ? double(weights.output.rows * weights.output.row_bytes()) : 0.0;
-  total += head;
+  for (int64_t l = 0; l < spec.n_layer; ++l)
+    total += cost[size_t(l)] = double(std::max<int64_t>(1, layer_bytes(weights.layers[size_t(l)])));
+  if (weights.output.present()) total += double(weights.output.rows * weights.output.row_bytes());
   std::vector<int64_t> bounds{0};
   double done = 0;
   int64_t l = 0;
   for (int s = 1; s < n_stages; ++s) {
     const double target = total * s / n_stages;
-    // Take layers while that brings the stage closer to its share, leaving one for each stage after.
+    // Take layers while that brings the stage closer to its share (one at least), leaving one for
+    // each stage after.
     while (l < spec.n_layer - (n_stages - s) &&
-           (l < bounds.back() + 1 || std::abs(done + cost[size_t(l)] - target) <= std::abs(done - target)))
+           (l == bounds.back() || std::abs(done + cost[size_t(l)] - target) <= std::abs(done - target)))
       done += cost[size_t(l++)];
     bounds.push_back(l);
   }
@@ -79,52 +92,62 @@ std::vector<int64_t> stage_bounds(const ModelSpec& spec, const ModelWeights& wei
 }
 
 ModelShard plan_shard(const ModelSpec& spec, const ModelWeights& weights, const ShardRequest& r) {
-  if (r.tp_size < 1 || r.tp_rank < 0 || r.tp_rank >= r.tp_size) fail("tensor-parallel rank {} of {}", r.tp_rank, r.tp_size);
+  const int T = r.tp_size;
+  if (T < 1 || r.tp_rank < 0 || r.tp_rank >= T) fail("tensor-parallel rank {} of {}", r.tp_rank, T);
+  if (r.n_stages < 1 || r.stage < 0 || r.stage >= r.n_stages) fail("pipeline stage {} of {}", r.stage, r.n_stages);
   ModelShard shard;
   shard.request = r;
   const std::vector<int64_t> bounds = stage_bounds(spec, weights, r.n_stages);
   shard.layers = {bounds[size_t(r.stage)], bounds[size_t(r.stage) + 1] - bounds[size_t(r.stage)]};
-  const int T = r.tp_size;
-  shard.vocab = vocab_slice(spec.n_vocab, T, r.tp_rank);
+  const bool gather = r.tp_mode == TpMode::Gather;
+  shard.vocab = partition(spec.n_vocab, 16, T);
+  shard.embd = gather ? partition(spec.n_embd, 16, T) : replicated(spec.n_embd, T);
   shard.attention_split = !spec.is_mla();
   if (spec.is_mla()) {
-    shard.kv_heads = {0, spec.n_head_kv};
+    shard.kv_heads = replicated(spec.n_head_kv, T);
+    shard.q_cols = replicated(spec.q_dim(), T);
   } else {
-    if (T > 1 && spec.qk_norm == QkNorm::Whole)
-      fail("{} normalises Q and K over all heads at once, which a tensor-parallel split cannot do", spec.arch);
     if (spec.n_head_kv < T) fail("{} KV heads cannot be split across {} tensor-parallel ranks", spec.n_head_kv, T);
-    shard.kv_heads = split_slice(spec.n_head_kv, 1, T, r.tp_rank);
+    shard.kv_heads = partition(spec.n_head_kv, 1, T);
     const int64_t per_kv_head = spec.gqa_group() * spec.head_dim;
+    for (const Slice& kv : shard.kv_heads.parts) shard.q_cols.parts.push_back({kv.begin * per_kv_head, kv.count * per_kv_head});
     const int64_t g = column_granularity(weights, [](const LayerWeights& l) { return std::vector{&l.wo}; });
-    if (T > 1 && (shard.kv_heads.begin * per_kv_head) % g != 0)
-      fail("the attention output's columns of tensor-parallel rank {} start at {}, off the weights' blocks of {}",
-           r.tp_rank, shard.kv_heads.begin * per_kv_head, g);
+    if (!gather)
+      for (const Slice& q : shard.q_cols.parts)
+        if (q.begin % g != 0)
+          fail("the attention output's columns {}.. are off the weights' blocks of {}: use --tp-mode gather", q.begin, g);
   }
-  const int64_t g_ff = column_granularity(weights, [](const LayerWeights& l) { return std::vector{&l.w_down}; });
-  shard.ff = split_slice(spec.n_ff, g_ff, T, r.tp_rank);
-  shard.experts = {0, spec.n_expert};
+  // Gather splits rows (any 16-row tile); Reduce splits the down matrices' columns on their blocks.
+  auto width = [&](int64_t total, int64_t reduce_granularity) {
+    return partition(total, gather ? 16 : reduce_granularity, T);
+  };
+  shard.ff = width(spec.n_ff, column_granularity(weights, [](const LayerWeights& l) { return std::vector{&l.w_down}; }));
+  shard.experts = replicated(spec.n_expert, T);
+  shard.ff_expert = replicated(spec.n_ff_expert, T);
+  shard.shared_ff = replicated(spec.shared_ff(), T);
   if (spec.is_moe()) {
     if (r.expert_parallel) {
       if (spec.n_expert < T) fail("{} experts cannot be spread over {} ranks", spec.n_expert, T);
-      shard.experts = split_slice(spec.n_expert, 1, T, r.tp_rank);
-      shard.ff_expert = {0, spec.n_ff_expert};
+      shard.experts = partition(spec.n_expert, 1, T);
     } else {
-      const int64_t g = column_granularity(weights, [](const LayerWeights& l) {
+      shard.ff_expert = width(spec.n_ff_expert, column_granularity(weights, [](const LayerWeights& l) {
         std::vector<const WeightRef*> m;
         for (const ExpertWeights& e : l.experts) m.push_back(&e.w_down);
         return m;
-      });
-      shard.ff_expert = split_slice(spec.n_ff_expert, g, T, r.tp_rank);
-      if (shard.ff_expert.count == 0) fail("experts of width {} are too narrow for {} ranks", spec.n_ff_expert, T);
+      }));
+      require_nonempty(shard.ff_expert, "an expert's width", spec.n_ff_expert);
     }
     if (spec.shared_ff() > 0) {
-      const int64_t g = column_granularity(weights, [](const LayerWeights& l) { return std::vector{&l.shared_down}; });
-      shard.shared_ff = split_slice(spec.shared_ff(), g, T, r.tp_rank);
+      shard.shared_ff = width(spec.shared_ff(), column_granularity(weights, [](const LayerWeights& l) {
+        return std::vector{&l.shared_down};
+      }));
+      require_nonempty(shard.shared_ff, "the shared expert's width", spec.shared_ff());
     }
   }
   bool dense_layers = false;
   for (int64_t l = 0; l < spec.n_layer; ++l) dense_layers |= !spec.is_moe_layer(l);
-  if (dense_layers && shard.ff.count == 0) fail("an FFN of width {} is too narrow for {} ranks", spec.n_ff, T);
+  if (dense_layers) require_nonempty(shard.ff, "an FFN width", spec.n_ff);
+  require_nonempty(shard.embd, "the hidden size", spec.n_embd);
   return shard;
 }
 
@@ -148,14 +171,22 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
     copies.push_back({&w, w, {0, w.rows}, c});
   };
   const bool split_attention = shard.attention_split && shard.split();
-  const Slice q{shard.kv_heads.begin * spec.gqa_group() * spec.head_dim, shard.kv_heads.count * spec.gqa_group() * spec.head_dim};
-  const Slice kv{shard.kv_heads.begin * spec.head_dim, shard.kv_heads.count * spec.head_dim};
+  const bool gather = shard.gather();
+  const Slice q = shard.mine(shard.q_cols);
+  const Slice kv{shard.mine(shard.kv_heads).begin * spec.head_dim, shard.mine(shard.kv_heads).count * spec.head_dim};
+  const Slice embd = shard.mine(shard.embd), ff = shard.mine(shard.ff), ff_expert = shard.mine(shard.ff_expert);
+  const Slice shared = shard.mine(shard.shared_ff);
+  // A down matrix: its output rows (Gather) or its input columns (Reduce).
+  auto down = [&](WeightRef& w, Slice inputs) {
+    if (gather) rows(w, embd);
+    else cols(w, inputs);
+  };
 
   if (shard.first_stage()) whole(weights.token_embd);
   else weights.token_embd = {};
   if (shard.last_stage()) {
     whole(weights.output_norm);
-    rows(weights.output, shard.vocab);
+    rows(weights.output, shard.mine(shard.vocab));
   } else {
     weights.output_norm = weights.output = {};
   }
@@ -179,26 +210,30 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
       cols(w.bq, q);
       cols(w.bk, kv);
       cols(w.bv, kv);
-      cols(w.wo, q);
+      down(w.wo, q);
     } else {
       for (WeightRef* m : {&w.wq, &w.wk, &w.wv, &w.bq, &w.bk, &w.bv, &w.wo}) whole(*m);
     }
-    rows(w.w_gate, shard.ff);
-    rows(w.w_up, shard.ff);
-    cols(w.w_down, shard.ff);
+    rows(w.w_gate, ff);
+    rows(w.w_up, ff);
+    down(w.w_down, ff);
     for (int64_t e = 0; e < int64_t(w.experts.size()); ++e) {
       ExpertWeights& x = w.experts[size_t(e)];
-      if (e < shard.experts.begin || e >= shard.experts.end()) {
+      if (!shard.holds_expert(e)) {
         x = ExpertWeights{};
         continue;
       }
-      rows(x.w_gate, shard.ff_expert);
-      rows(x.w_up, shard.ff_expert);
-      cols(x.w_down, shard.ff_expert);
+      if (shard.request.expert_parallel) {
+        for (WeightRef* m : {&x.w_gate, &x.w_up, &x.w_down}) whole(*m);
+        continue;
+      }
+      rows(x.w_gate, ff_expert);
+      rows(x.w_up, ff_expert);
+      down(x.w_down, ff_expert);
     }
-    rows(w.shared_gate, shard.shared_ff);
-    rows(w.shared_up, shard.shared_ff);
-    cols(w.shared_down, shard.shared_ff);
+    rows(w.shared_gate, shared);
+    rows(w.shared_up, shared);
+    down(w.shared_down, shared);
   }
 
   int64_t total = 0;

@@ -1,10 +1,18 @@
 #pragma once
 // The part of a model one rank holds when it is split across processes: a pipeline stage's
-// contiguous layers, and within a stage a tensor-parallel slice of each — its KV heads (and their
-// query heads), a column range of the FFN (and of each expert, or whole experts under expert
-// parallelism), a row range of the vocabulary projection. Slices fall on the weight types'
-// block boundaries, so a slice of a quantized matrix is its rows' own bytes; the sums of the
-// row-parallel matrices (attention output, FFN down, experts) are completed by an all-reduce.
+// contiguous layers, and within a stage a tensor-parallel slice of each layer — its KV heads (and
+// their query heads), a part of the FFN (and of each expert, or whole experts under expert
+// parallelism), a row range of the vocabulary projection.
+//
+// Two ways to put a layer's slices back together (TpMode):
+// - Gather (default): every matrix is split by its output rows; after each one the ranks'
+//   column blocks are all-gathered. Each value is computed by one rank exactly as one process
+//   computes it, so the split model's output is bit for bit the single process's (int8
+//   activation rounding amplifies any reassociation into a visible difference). Four all-gathers
+//   per layer: attention heads, attention output, FFN activation, FFN output.
+// - Reduce (Megatron): the attention output and FFN down matrices are split by their input
+//   columns (on the weight type's block boundaries) and their partial sums all-reduced: two
+//   all-reduces per layer, about half the bytes, results within rounding of one process.
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -14,10 +22,13 @@
 
 namespace ridge {
 
+enum class TpMode { Gather, Reduce };
+
 struct ShardRequest {
   int tp_rank = 0, tp_size = 1;
   int stage = 0, n_stages = 1;
   bool expert_parallel = false;  // experts whole, spread over the tensor-parallel group
+  TpMode tp_mode = TpMode::Gather;
 };
 
 struct Slice {  // [begin, begin + count)
@@ -25,35 +36,43 @@ struct Slice {  // [begin, begin + count)
   int64_t end() const { return begin + count; }
 };
 
+// How the ranks of a tensor-parallel group divide one dimension: parts[r] is rank r's, in order.
+struct Partition {
+  std::vector<Slice> parts;
+  int64_t total() const { return parts.empty() ? 0 : parts.back().end(); }
+};
+
 struct ModelShard {
   ShardRequest request;
   Slice layers;          // this stage's layers
-  Slice kv_heads;        // local KV heads (query heads follow: gqa_group per KV head)
-  Slice ff;              // dense FFN columns
-  Slice ff_expert;       // columns of every expert (all of them when expert_parallel)
-  Slice experts;         // experts held (all of them unless expert_parallel)
-  Slice shared_ff;       // the shared expert's columns
-  Slice vocab;           // rows of the vocabulary projection
-  bool attention_split = true;  // false: attention replicated (latent attention), no all-reduce after it
+  Partition kv_heads;    // query heads follow: gqa_group per KV head
+  Partition q_cols;      // the attention heads' output columns (heads x head_dim)
+  Partition embd;        // Gather: rows of the attention output, FFN down and expert down matrices
+  Partition ff;          // dense FFN width
+  Partition ff_expert;   // every expert's width (whole under expert parallelism)
+  Partition experts;     // expert ids (all on every rank unless expert parallelism)
+  Partition shared_ff;   // the shared expert's width
+  Partition vocab;       // rows of the vocabulary projection
+  bool attention_split = true;  // false: attention replicated (latent attention)
 
+  int rank() const { return request.tp_rank; }
+  const Slice& mine(const Partition& p) const { return p.parts[size_t(rank())]; }
   bool first_stage() const { return request.stage == 0; }
   bool last_stage() const { return request.stage == request.n_stages - 1; }
   bool holds_layer(int64_t l) const { return l >= layers.begin && l < layers.end(); }
-  // The whole model's sums need an all-reduce across the tensor-parallel group.
   bool split() const { return request.tp_size > 1; }
+  bool gather() const { return split() && request.tp_mode == TpMode::Gather; }
+  bool holds_expert(int64_t e) const { return e >= mine(experts).begin && e < mine(experts).end(); }
   // The shapes this rank's weights have (heads, widths); n_layer, n_embd and n_vocab stay whole.
   ModelSpec local_spec(const ModelSpec& full) const;
 };
-
-// The rows of the vocabulary projection tensor-parallel rank `rank` of `ranks` holds.
-Slice vocab_slice(int64_t n_vocab, int ranks, int rank);
 
 // Balanced pipeline stages: stage s holds layers [bounds[s], bounds[s + 1]), balancing the bytes
 // each stage reads per token (its layers' weights; the vocabulary projection on the last).
 std::vector<int64_t> stage_bounds(const ModelSpec& spec, const ModelWeights& weights, int n_stages);
 
 // What rank (tp_rank, stage) holds. Error when the model does not split that way (fewer KV
-// heads than ranks, a slice off the weight type's blocks, a QK-norm over all heads).
+// heads than ranks, a Reduce slice off the weight type's blocks, a QK-norm over all heads).
 ModelShard plan_shard(const ModelSpec& spec, const ModelWeights& weights, const ShardRequest& request);
 
 // Copies the shard's slices of `weights` into one new buffer and points the views there; weights

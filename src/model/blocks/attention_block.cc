@@ -8,6 +8,7 @@
 #include "kernels/ref/norm.h"
 #include "kernels/ref/rope.h"
 #include "model/forward.h"
+#include "model/shard.h"
 
 namespace ridge {
 namespace {
@@ -28,11 +29,30 @@ void add_bias(float* x, const WeightRef& bias, int64_t n_tokens) {
 void ModelForward::qk_norm(const LayerWeights& w, int64_t n) {
   const ModelSpec& s = spec_;
   if (s.qk_norm == QkNorm::None) return;
+  if (s.qk_norm == QkNorm::Whole && split_attention()) return whole_qk_norm_split(w, n);
   const bool whole = s.qk_norm == QkNorm::Whole;
   ref::rms_norm(q_.data(), as_f32(w.q_norm), whole ? n : n * s.n_head, whole ? s.q_dim() : s.head_dim, s.rms_eps,
                 q_.data());
   ref::rms_norm(k_.data(), as_f32(w.k_norm), whole ? n : n * s.n_head_kv, whole ? s.kv_dim() : s.head_dim, s.rms_eps,
                 k_.data());
+}
+
+// A norm over all heads (OLMoE) with the heads split across ranks: every rank gathers all heads'
+// Q and K, normalises them as one process does, and keeps its own.
+void ModelForward::whole_qk_norm_split(const LayerWeights& w, int64_t n) {
+  const ModelShard& shard = *model_.shard;
+  Partition kv_cols;
+  for (const Slice& h : shard.kv_heads.parts) kv_cols.parts.push_back({h.begin * spec_.head_dim, h.count * spec_.head_dim});
+  auto norm = [&](std::vector<float>& local, const Partition& cols, const WeightRef& weight) {
+    gather_columns(local.data(), n, cols, gathered_);
+    const int64_t width = cols.total();
+    const Slice mine = shard.mine(cols);
+    ref::rms_norm(gathered_.data(), as_f32(weight), n, width, spec_.rms_eps, gathered_.data());
+    for (int64_t t = 0; t < n; ++t)
+      std::copy_n(gathered_.data() + t * width + mine.begin, mine.count, local.data() + t * mine.count);
+  };
+  norm(q_, shard.q_cols, w.q_norm);
+  norm(k_, kv_cols, w.k_norm);
 }
 
 void ModelForward::attention(const LayerWeights& w, int64_t l) {
@@ -92,8 +112,13 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
           }},
          n);
 
-  matmul({job(w.wo, proj_.data())}, attn_.data(), n);
-  add_residual(proj_.data(), w.post_attn_norm, n, split_attention());
+  if (gather_mode() && split_attention()) {
+    gather_columns(attn_.data(), n, model_.shard->q_cols, gathered_);  // every head, as one process has them
+    output_rows(w.wo, gathered_.data(), n, proj_.data());
+  } else {
+    matmul({job(w.wo, proj_.data())}, attn_.data(), n);
+  }
+  add_residual(proj_.data(), w.post_attn_norm, n, reduce_attention());
 }
 
 }  // namespace ridge

@@ -1,5 +1,7 @@
 // The dense FFN block (SwiGLU or GeGLU) and the residual add every block ends with.
 #include "core/error.h"
+#include "kernels/cpu/gelu_table.h"
+#include "kernels/ref/activation.h"
 #include "kernels/ref/norm.h"
 #include "model/forward.h"
 
@@ -12,7 +14,7 @@ const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.dat
 }  // namespace
 
 void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
-                             const float* x, int64_t n, float* out) {
+                             const float* x, int64_t n, float* out, const Partition* width) {
   const ModelSpec& s = spec_;
   gate_.resize(size_t(n * gate.rows));
   up_.resize(gate_.size());
@@ -20,6 +22,15 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
   cpu::MatmulPrologue in;
   if (norm) in = {cpu::MatmulPrologue::Kind::RmsNorm, as_f32(*norm), s.rms_eps, nullptr};
   matmul({job(gate, gate_.data()), job(up, up_.data())}, x, n, in);
+  if (width) {
+    // Each rank activates its columns (the bits the fused prologue gives), then all of them
+    // together go through this rank's rows of down.
+    if (s.ffn_activation == FfnActivation::GeGlu) cpu::geglu_table(gate_.data(), up_.data(), int64_t(gate_.size()));
+    else ref::swiglu(gate_.data(), up_.data(), int64_t(gate_.size()));
+    gather_columns(gate_.data(), n, *width, gathered_);
+    output_rows(down, gathered_.data(), n, out);
+    return;
+  }
   const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
                                                             : cpu::MatmulPrologue::Kind::SwiGlu;
   matmul({job(down, out)}, gate_.data(), n, {act, nullptr, 0.0f, up_.data()});
@@ -44,8 +55,9 @@ void ModelForward::add_residual(float* out, const WeightRef& post_norm, int64_t 
 void ModelForward::dense_ffn(const LayerWeights& w) {
   const auto n = int64_t(batch_->tokens.size());
   proj_.resize(x_.size());
-  gated_ffn(w.w_gate, w.w_up, w.w_down, &w.ffn_norm, x_.data(), n, proj_.data());
-  add_residual(proj_.data(), w.post_ffn_norm, n, split_ffn());
+  gated_ffn(w.w_gate, w.w_up, w.w_down, &w.ffn_norm, x_.data(), n, proj_.data(),
+            gather_mode() ? &model_.shard->ff : nullptr);
+  add_residual(proj_.data(), w.post_ffn_norm, n, reduce_ffn());
 }
 
 }  // namespace ridge

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "kernels/cpu/gelu_table.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/norm.h"
 #include "model/forward.h"
@@ -98,6 +99,15 @@ void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
   expert_out_.resize(size_t(rows * d));
   const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
                                                             : cpu::MatmulPrologue::Kind::SwiGlu;
+  // Under TpMode::Gather with sliced experts, every expert's activation is put together from all
+  // ranks' columns, and each rank computes its rows of every expert's down matrix.
+  const bool sliced = gather_mode() && !model_.shard->request.expert_parallel;
+  const int64_t ff_full = sliced ? model_.shard->ff_expert.total() : ff;
+  const int64_t d_out = sliced ? model_.shard->mine(model_.shard->embd).count : d;
+  if (sliced) {
+    part_.resize(size_t(rows * d_out));
+    gathered_.resize(size_t(rows * ff_full));
+  }
   std::vector<cpu::MatmulInput> inputs, activated;
   std::vector<cpu::GroupedMatmulJob> gate_up, down;
   for (int64_t e = 0; e < s.n_expert; ++e) {
@@ -108,13 +118,32 @@ void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
     const ExpertWeights& ex = w.experts[size_t(e)];
     const auto input = int32_t(inputs.size());
     inputs.push_back({expert_in_.data() + begin * d, m, {}});
-    activated.push_back({gate_.data() + begin * ff, m, {act, nullptr, 0.0f, up_.data() + begin * ff}});
+    if (sliced) activated.push_back({gathered_.data() + begin * ff_full, m, {}});
+    else activated.push_back({gate_.data() + begin * ff, m, {act, nullptr, 0.0f, up_.data() + begin * ff}});
     gate_up.push_back({job(ex.w_gate, gate_.data() + begin * ff), input});
     gate_up.push_back({job(ex.w_up, up_.data() + begin * ff), input});
-    down.push_back({job(ex.w_down, expert_out_.data() + begin * d), input});
+    float* y = sliced ? part_.data() + begin * d_out : expert_out_.data() + begin * d;
+    down.push_back({job(ex.w_down, y), input});
   }
   cpu::matmul_grouped(inputs, gate_up, *pool_, matmul_scratch_);
+  if (sliced) {
+    if (s.ffn_activation == FfnActivation::GeGlu) cpu::geglu_table(gate_.data(), up_.data(), int64_t(gate_.size()));
+    else ref::swiglu(gate_.data(), up_.data(), int64_t(gate_.size()));
+    tp_.gather_columns(gate_.data(), rows, model_.shard->ff_expert, gathered_.data());
+  }
   cpu::matmul_grouped(activated, down, *pool_, matmul_scratch_);
+  if (sliced) {
+    tp_.gather_columns(part_.data(), rows, model_.shard->embd, expert_out_.data());
+  } else if (gather_mode()) {
+    // Expert parallelism: each rank's experts are a contiguous run of the rows grouped by expert.
+    const Partition& owners = model_.shard->experts;
+    std::vector<int64_t> counts;
+    for (const Slice& p : owners.parts) counts.push_back(expert_begin_[size_t(p.end())] - expert_begin_[size_t(p.begin)]);
+    const int64_t first = expert_begin_[size_t(model_.shard->mine(owners).begin)];
+    gathered_.resize(size_t(rows * d));
+    tp_.gather_rows(expert_out_.data() + first * d, counts, d, gathered_.data());
+    expert_out_.swap(gathered_);
+  }
 }
 
 void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
@@ -128,7 +157,8 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   // Each token's expert outputs, weighted, added in expert order.
   const int64_t rows = expert_begin_.back();
   for (int64_t i = 0; i < rows; ++i) {
-    if (!holds_expert(chosen_[size_t(expert_slot_[size_t(i)])])) continue;
+    // Reduce mode: only this rank's experts; their sum over ranks is all-reduced below.
+    if (!gather_mode() && !holds_expert(chosen_[size_t(expert_slot_[size_t(i)])])) continue;
     const float weight = chosen_weight_[size_t(expert_slot_[size_t(i)])];
     float* out = moe_out_.data() + expert_tokens_[size_t(i)] * d;
     const float* y = expert_out_.data() + i * d;
@@ -136,7 +166,8 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   }
   if (w.shared_gate.present()) {
     proj_.resize(size_t(n * d));
-    gated_ffn(w.shared_gate, w.shared_up, w.shared_down, nullptr, xn_.data(), n, proj_.data());
+    gated_ffn(w.shared_gate, w.shared_up, w.shared_down, nullptr, xn_.data(), n, proj_.data(),
+              gather_mode() ? &model_.shard->shared_ff : nullptr);
     std::vector<float> gate(static_cast<size_t>(n), 1.0f);
     if (w.shared_router.present()) {
       matmul({job(w.shared_router, gate.data())}, xn_.data(), n);
@@ -145,7 +176,7 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
     for (int64_t t = 0; t < n; ++t)
       for (int64_t j = 0; j < d; ++j) moe_out_[size_t(t * d + j)] += gate[size_t(t)] * proj_[size_t(t * d + j)];
   }
-  add_residual(moe_out_.data(), WeightRef{}, n, split_ffn());
+  add_residual(moe_out_.data(), WeightRef{}, n, reduce_ffn());
 }
 
 }  // namespace ridge
