@@ -39,14 +39,14 @@ double load_average() {
   return one_minute;
 }
 
+}  // namespace
+
 std::string now_utc() {
   const std::time_t t = std::time(nullptr);
   char text[32];
   std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
   return text;
 }
-
-}  // namespace
 
 json run_probe(const ProbeOptions& options) {
   const SystemInfo info = probe_system();

@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 // `ridge probe`: measure this machine once (under a minute) and describe it as the machine profile
 // (see machine_profile.h for the schema).
 #include <cstdint>
@@ -16,5 +17,7 @@ struct ProbeOptions {
 
 // Runs every measurement, showing progress on stderr.
 nlohmann::json run_probe(const ProbeOptions& options);
+// The time now as ISO 8601 UTC ("2026-12-02T06:00:00Z"), as profiles record it.
+std::string now_utc();
 
 }  // namespace ridge::bench

@@ -1,6 +1,7 @@
 // ridge probe: measure this machine (read bandwidth, peak FP32 and INT8 throughput for 1..N
 // threads; caches, ISA, memory), print a table and save the machine profile that `ridge bench`
-// and the planner read ($RIDGE_HOME/machine.json).
+// and the planner read ($RIDGE_HOME/machine.json). Under mpirun, --dist measures the messages
+// between the job's ranks instead and saves them as the profile's "dist" entry.
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -10,8 +11,10 @@
 #include "backend/cuda_tools.h"
 #include "bench/machine_profile.h"
 #include "bench/probe.h"
+#include "bench/probe_dist.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "dist/world.h"
 
 namespace ridge::cli {
 namespace {
@@ -22,8 +25,53 @@ struct ProbeArgs {
   bench::ProbeOptions options;
   bool json = false;
   bool save = true;
+  bool dist = false;
   std::string device = "cpu";
 };
+
+std::string size_text(int64_t bytes) {
+  return bytes >= (int64_t(1) << 20) ? fmt::format("{} MiB", bytes >> 20) : fmt::format("{} KiB", bytes >> 10);
+}
+
+void print_dist_table(const json& d) {
+  std::string hosts;
+  for (const auto& h : d["hosts"]) hosts += (hosts.empty() ? "" : ", ") + h.get<std::string>();
+  std::printf("dist    %d ranks over %s (%s; %s), median of %d samples\n\n", d["ranks"].get<int>(),
+              d["transport"].get<std::string>().c_str(), d["backend"].get<std::string>().c_str(), hosts.c_str(),
+              d["samples"].get<int>());
+  std::printf("%8s %15s %12s %12s %15s %10s\n", "size", "all-reduce µs", "algbw GB/s", "busbw GB/s", "send/recv µs", "GB/s");
+  const json& ar = d["all_reduce"]["sizes"];
+  const json& sr = d["send_recv"]["sizes"];
+  for (size_t i = 0; i < ar.size(); ++i) {
+    std::printf("%8s %14.1f %12.2f %12.2f %14.1f %10.2f\n", size_text(ar[i]["bytes"].get<int64_t>()).c_str(),
+                ar[i]["us"].get<double>(), ar[i]["algbw_gbs"].get<double>(), ar[i]["busbw_gbs"].get<double>(),
+                sr[i]["us"].get<double>(), sr[i]["gbs"].get<double>());
+  }
+  auto fit = [](const json& f) {
+    return fmt::format("{:.1f} µs + bytes / {:.2f} GB/s", f["latency_us"].get<double>(), f["bandwidth_gbs"].get<double>());
+  };
+  std::printf("\nfit     all-reduce %s; send/recv %s (one way)\n", fit(d["all_reduce"]["fit"]).c_str(),
+              fit(d["send_recv"]["fit"]).c_str());
+}
+
+// Every rank measures; rank 0 prints and adds the result to the machine profile.
+void run_dist(const ProbeArgs& args) {
+  dist::Communicator& comm = dist::world();
+  if (comm.size() < 2)
+    fail("--dist measures the messages between MPI ranks; start it as: mpirun -np 2 ridge probe --dist (more ranks, or "
+         "--host a,b for two hosts, work too)");
+  bench::DistProbeOptions options;
+  options.samples = args.options.repetitions;
+  const json d = bench::run_dist_probe(comm, options);
+  if (comm.rank() != 0) return;
+  if (args.json) std::printf("%s\n", d.dump(2).c_str());
+  else print_dist_table(d);
+  if (!args.save) return;
+  json profile = bench::load_machine_profile().value_or(json::object());
+  profile["dist"] = d;
+  bench::save_machine_profile(profile);
+  std::fprintf(stderr, "saved the \"dist\" entry of %s\n", bench::machine_profile_path().c_str());
+}
 
 void print_table(const json& p) {
   std::string isa;
@@ -60,9 +108,11 @@ void add_probe_command(CLI::App& app) {
   cmd->add_option("--buffer-mib", args->options.buffer_mib, "Bandwidth buffer size (default max(1 GiB, 4 x L3))");
   cmd->add_flag("--json", args->json, "Print the profile as JSON instead of a table");
   cmd->add_flag("!--no-save", args->save, "Do not write machine.json");
+  cmd->add_flag("--dist", args->dist, "Under mpirun: all-reduce and send/recv latency and bandwidth between the ranks");
   cmd->add_option("--device", args->device, "cpu, or cuda: copy/read bandwidth and BF16/FP8 matmul rate (cuda_device.json)")
       ->capture_default_str();
   cmd->callback([args] {
+    if (args->dist) return run_dist(*args);
     if (args->device == "cuda") {
       const json profile = run_cuda_probe(args->options.repetitions);
       if (args->json) std::printf("%s\n", profile.dump(2).c_str());
@@ -82,7 +132,10 @@ void add_probe_command(CLI::App& app) {
       print_table(profile);
     }
     if (args->save) {
-      bench::save_machine_profile(profile);
+      // A CPU re-probe keeps the ranks' measurement, which only mpirun can redo.
+      json saved = profile;
+      if (auto old = bench::load_machine_profile(); old && old->contains("dist")) saved["dist"] = (*old)["dist"];
+      bench::save_machine_profile(saved);
       std::fprintf(stderr, "saved %s\n", bench::machine_profile_path().c_str());
     }
   });

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "plan/comm_model.h"
 #include "plan/number_format.h"
 
 namespace ridge::plan {
@@ -23,6 +24,8 @@ struct HardwareSpec {
   std::optional<double> price_per_hour;  // USD per device-hour
   int64_t threads = 0;         // CPU: the thread count the probe numbers are for
   std::string note;            // CPU: ISA and caches, for the report
+  // CPU: the messages between ranks as `ridge probe --dist` measured them (the profile's "dist").
+  std::optional<CommModel> measured_comm;
 
   // The rate a GEMM of this class runs at. A class the device lacks runs on the next wider one
   // it has (FP4 -> FP8 -> BF16 -> F32; INT8 -> FP8 -> ...).
@@ -40,7 +43,8 @@ const std::vector<HardwareSpec>& datasheet_hardware();
 std::vector<HardwareSpec> read_hardware_file(const std::string& path);
 
 // This machine's CPU from the probe's profile ($RIDGE_HOME/machine.json). threads 0 = the largest
-// thread count the profile measured. Error "run ridge probe first" when the file is absent.
+// thread count the profile measured. Error "run ridge probe first" when the file is absent. A
+// "dist" entry (mpirun -np N ridge probe --dist) becomes measured_comm.
 HardwareSpec hardware_from_probe_profile(const std::string& path, int64_t threads = 0);
 std::string default_probe_profile_path();
 

@@ -65,6 +65,27 @@ std::pair<int64_t, double> at_threads(const json& table, int64_t threads, const 
   return {best_threads, best};
 }
 
+// A fit as probe_dist writes it: {"latency_us": a, "bandwidth_gbs": b}.
+CommFit comm_fit(const json& op, const char* name, const std::string& path) {
+  if (!op.is_object() || !op.contains("fit") || !op["fit"].is_object())
+    fail("probe profile '{}': dist.{} lacks its fit: run mpirun -np N ridge probe --dist again", path, name);
+  const json& fit = op["fit"];
+  const CommFit f{number_or(fit, "latency_us", -1) * 1e-6, number_or(fit, "bandwidth_gbs", 0) * 1e9};
+  if (f.latency_s < 0 || !(f.bandwidth > 0))
+    fail("probe profile '{}': dist.{}.fit needs latency_us >= 0 and bandwidth_gbs > 0", path, name);
+  return f;
+}
+
+std::optional<CommModel> measured_comm(const json& profile, const std::string& path) {
+  const auto it = profile.find("dist");
+  if (it == profile.end()) return std::nullopt;
+  const json& d = *it;
+  if (!d.is_object()) fail("probe profile '{}': \"dist\" must be an object", path);
+  return measured_comm_model(comm_fit(d.value("all_reduce", json()), "all_reduce", path),
+                             comm_fit(d.value("send_recv", json()), "send_recv", path), int64_t(number_or(d, "ranks", 0)),
+                             d.value("transport", std::string("unknown transport")), path);
+}
+
 }  // namespace
 
 std::vector<HardwareSpec> read_hardware_file(const std::string& path) {
@@ -101,6 +122,7 @@ HardwareSpec hardware_from_probe_profile(const std::string& path, int64_t thread
   h.note = fmt::format("{} threads; L1d {} KiB, L2 {} KiB, L3 {} KiB; {}", h.threads, j.value("l1d_kib", 0),
                        j.value("l2_kib", 0), j.value("l3_kib", 0), isa.empty() ? "isa unknown" : isa);
   if (!(h.memory_bw > 0) || !(h.peak_f32 > 0)) fail("probe profile '{}': bandwidth and f32 peak must be positive", path);
+  h.measured_comm = measured_comm(j, path);
   return h;
 }
 

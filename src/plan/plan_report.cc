@@ -209,7 +209,8 @@ PlanReport build_plan_report(const PlanInputs& in, const PlanModel& model, const
   if (wanted("cost") && price) sections.push_back(cost_section(in, o, *price));
   if (wanted("slo")) sections.push_back(slo_section(in, o));
   if (wanted("quant")) sections.push_back(quant_section(in, o));
-  if (wanted("parallel") && in.hw.kind == "gpu") sections.push_back(parallel_section(in, o));
+  // On a CPU only for an explicit --tp / --pp: one host rarely gains from splitting itself.
+  if (wanted("parallel") && (in.hw.kind == "gpu" || o.parallel.devices() > 1)) sections.push_back(parallel_section(in, o));
   if (wanted("moe") && in.spec.is_moe()) sections.push_back(moe_section(in, o));
   if (wanted("disagg")) sections.push_back(disagg_section(in, o));
   if (wanted("speculative")) sections.push_back(speculative_section(in, o));

@@ -11,12 +11,18 @@ using nlohmann::json;
 
 ReportSection parallel_section(const PlanInputs& in, const PlanOptions& o) {
   const int64_t batch = o.batches.empty() ? 1 : o.batches.back();
-  ReportSection s{"parallel", fmt::format("Parallel decode over {} (batch {} and 1, context {})",
-                                          in.hw.interconnect_bw > 0 ? format_rate(in.hw.interconnect_bw, "B/s") : "memory",
-                                          batch, o.context)};
+  const CommModel comm = plan_comm_model(in.hw);
+  const std::string over = comm.measured ? comm.transport + " (measured)"
+                           : in.hw.interconnect_bw > 0 ? format_rate(in.hw.interconnect_bw, "B/s")
+                                                       : "memory";
+  ReportSection s{"parallel", fmt::format("Parallel decode over {} (batch {} and 1, context {})", over, batch, o.context)};
   s.table = TextTable({"TP", "PP", "EP", "devices", "weights/dev", "fits", "batch", "ITL", "comm", "tok/s total", "tok/s/stream"});
-  std::vector<ParallelPlan> plans = {{1, 1, 1}, {2, 1, 1}, {4, 1, 1}, {8, 1, 1}, {1, 2, 1}, {1, 4, 1}};
-  if (in.spec.is_moe()) plans.insert(plans.end(), {{1, 1, 8}, {1, 1, 32}});
+  // A GPU gets the usual sweep; a CPU (shown only for an explicit --tp / --pp) one process against the plan asked for.
+  std::vector<ParallelPlan> plans = {{1, 1, 1}};
+  if (in.hw.kind == "gpu") {
+    plans.insert(plans.end(), {{2, 1, 1}, {4, 1, 1}, {8, 1, 1}, {1, 2, 1}, {1, 4, 1}});
+    if (in.spec.is_moe()) plans.insert(plans.end(), {{1, 1, 8}, {1, 1, 32}});
+  }
   if (o.parallel.devices() > 1) plans.push_back(o.parallel);
   json rows = json::array();
   for (const auto& plan : plans) {
@@ -31,9 +37,23 @@ ReportSection parallel_section(const PlanInputs& in, const PlanOptions& o) {
                       {"tok_s_total", r.tok_s_total()}});
     }
   }
-  s.notes.push_back("TP: 2 ring all-reduces of the hidden state per layer; PP: stages add up per token (decode leaves bubbles);");
-  s.notes.push_back("EP: experts split, attention data-parallel, 2 all-to-alls per MoE layer; 5 µs per collective assumed");
-  s.json = {{"rows", rows}};
+  s.notes.push_back("TP: 2 all-reduces of the hidden state per layer and a gather of the logits' vocabulary slices;");
+  s.notes.push_back("PP: stages add up per token (decode leaves bubbles), a send of the hidden state per hop;");
+  s.notes.push_back("EP: experts split, attention data-parallel, 2 all-to-alls per MoE layer");
+  s.notes.push_back("communication: " + describe_comm_model(comm));
+  if (comm.measured && o.parallel.devices() > 1 && o.parallel.devices() != comm.ranks)
+    s.notes.push_back(fmt::format("the all-reduce was measured with {} ranks; {} devices carry its bus bandwidth over",
+                                  comm.ranks, o.parallel.devices()));
+  if (comm.shares_host)
+    s.notes.push_back("the ranks share this host: each runs on an even share of its bandwidth, cores and memory");
+  if (!comm.measured && in.hw.kind == "cpu")
+    s.notes.push_back("the profile has no \"dist\" entry: measure this machine's with mpirun -np 2 ridge probe --dist");
+  s.json = {{"rows", rows},
+            {"comm", {{"measured", comm.measured}, {"transport", comm.measured ? comm.transport : "generic"},
+                      {"ranks", comm.ranks}, {"shares_host", comm.shares_host},
+                      {"all_reduce_bus",
+                       {{"latency_s", comm.all_reduce_bus.latency_s}, {"bandwidth", comm.all_reduce_bus.bandwidth}}},
+                      {"send_recv", {{"latency_s", comm.send_recv.latency_s}, {"bandwidth", comm.send_recv.bandwidth}}}}}};
   return s;
 }
 

@@ -23,12 +23,29 @@ StepCost device_share(const StepCost& global, const ModelSpec& spec, const Paral
   return share;
 }
 
-double ring_all_reduce_s(double bytes, int64_t n, double link_bw, double latency) {
-  if (n <= 1) return 0;
-  return 2.0 * double(n - 1) / double(n) * bytes / link_bw + latency;
+// Ranks on one host split it: each runs on an even share of its bandwidth, peaks and memory.
+HardwareSpec rank_share(const HardwareSpec& hw, const CommModel& comm, int64_t devices) {
+  if (!comm.shares_host || devices <= 1) return hw;
+  HardwareSpec h = hw;
+  const double n = double(devices);
+  for (double* x : {&h.memory_bytes, &h.memory_bw, &h.peak_f32, &h.peak_bf16, &h.peak_fp8, &h.peak_int8, &h.peak_fp4}) *x /= n;
+  return h;
+}
+
+// The logits' way to world rank 0: the tensor-parallel group gathers each rank's vocabulary slice
+// on its first rank; with stages, the last stage then sends the rows to rank 0.
+double logits_comm_seconds(const CommModel& comm, double logits_bytes, int64_t tp, int64_t pp) {
+  double s = tp > 1 ? double(tp - 1) * send_seconds(comm, logits_bytes / double(tp)) : 0;
+  if (pp > 1) s += send_seconds(comm, logits_bytes);
+  return s;
 }
 
 }  // namespace
+
+CommModel plan_comm_model(const HardwareSpec& hw, double collective_latency_s) {
+  if (hw.measured_comm) return *hw.measured_comm;
+  return generic_comm_model(hw.interconnect_bw > 0 ? hw.interconnect_bw : hw.memory_bw, collective_latency_s);
+}
 
 ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, int64_t batch, int64_t context,
                                double collective_latency_s) {
@@ -36,9 +53,11 @@ ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, i
   r.plan = plan;
   r.batch = batch;
   r.context = context;
+  const CommModel comm = plan_comm_model(in.hw, collective_latency_s);
+  const HardwareSpec hw = rank_share(in.hw, comm, plan.devices());
   const StepCost global = step_cost(in.spec, in.precision, {.n_seq = batch, .n_new = 1, .n_past = context});
   const StepCost share = device_share(global, in.spec, plan);
-  const StepTime stage = step_time(share, in.hw, in.overheads);
+  const StepTime stage = step_time(share, hw, in.overheads);
 
   // What one device stores: its share of the weights and of its sequences' KV.
   const ParamCount pc = param_count(in.spec);
@@ -51,23 +70,24 @@ ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, i
   const double kv_split = in.spec.is_mla() ? 1.0 : double(std::min(plan.tp, in.spec.n_head_kv));
   r.kv_bytes_per_device = kv_bytes_per_token(in.spec, in.precision.kv) * double(context) * double(batch) /
                           (kv_split * double(plan.pp * plan.ep));
-  r.fits = r.weight_bytes_per_device + r.kv_bytes_per_device <= in.hw.memory_bytes;
+  r.fits = r.weight_bytes_per_device + r.kv_bytes_per_device <= hw.memory_bytes;
 
-  // Each token crosses every stage in turn: pipeline stages add up for one token's latency.
+  // Each token crosses every stage in turn: pipeline stages add up for one token's latency, and
+  // so do every stage's all-reduces.
   r.stage_s = stage.seconds;
+  const double act = in.precision.activations.bytes();
   const double local_tokens = double(batch) / double(plan.ep);
-  const double hidden_bytes = local_tokens * double(in.spec.n_embd) * in.precision.activations.bytes();
-  const double link = in.hw.interconnect_bw > 0 ? in.hw.interconnect_bw : in.hw.memory_bw;
-  const double layers_per_stage = double(in.spec.n_layer) / double(plan.pp);
-  double comm = 2.0 * layers_per_stage * ring_all_reduce_s(hidden_bytes, plan.tp, link, collective_latency_s);
+  const double hidden_bytes = local_tokens * double(in.spec.n_embd) * act;
+  double comm_s = tp_comm_seconds(comm, in.spec.n_layer, hidden_bytes, plan.tp);
   if (plan.ep > 1 && in.spec.is_moe()) {
-    const double moe_layers = double(in.spec.n_layer - in.spec.n_layer_dense_lead) / double(plan.pp);
+    const double moe_layers = double(in.spec.n_layer - in.spec.n_layer_dense_lead);
     const double a2a = hidden_bytes * double(in.spec.n_expert_used) * double(plan.ep - 1) / double(plan.ep);
-    comm += 2.0 * moe_layers * (a2a / link + collective_latency_s);
+    comm_s += 2.0 * moe_layers * send_seconds(comm, a2a);
   }
-  r.comm_s = comm * double(plan.pp);
-  const double hops = double(plan.pp - 1) * (hidden_bytes / link + collective_latency_s);
-  r.step_s = double(plan.pp) * stage.seconds + r.comm_s + hops;
+  comm_s += pp_comm_seconds(comm, hidden_bytes, plan.pp);
+  comm_s += logits_comm_seconds(comm, double(batch) * double(in.spec.n_vocab) * act, plan.tp, plan.pp);
+  r.comm_s = comm_s;
+  r.step_s = double(plan.pp) * stage.seconds + r.comm_s;
   return r;
 }
 

@@ -25,14 +25,18 @@ struct ParallelDecode {
   double kv_bytes_per_device = 0;
   bool fits = false;
   double stage_s = 0;   // one device's roofline time per step
-  double comm_s = 0;    // all-reduce / all-to-all / stage hops per step
+  double comm_s = 0;    // all-reduces, all-to-alls, stage hops and the logits' way to rank 0, per step
   double step_s = 0;    // the inter-token latency
   double tok_s_total() const { return double(batch) / step_s; }
   double tok_s_per_stream() const { return 1.0 / step_s; }
 };
-// Assumes a ring all-reduce (2 (n-1)/n x bytes over the link) and a fixed latency per collective.
+// Messages priced by plan_comm_model(in.hw): the measured fits when the hardware has them, else a
+// ring all-reduce over the datasheet link with a fixed latency per collective. Ranks that share a
+// host (measured over shared memory) each get an even share of its bandwidth, cores and memory.
 ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, int64_t batch, int64_t context,
                                double collective_latency_s = 5e-6);
+// The hardware's measured communication, or the generic model over its link (memory when it has none).
+CommModel plan_comm_model(const HardwareSpec& hw, double collective_latency_s = 5e-6);
 
 // The second seed: tokens each expert's GEMM sees, global concurrency x top-k / experts.
 double moe_gemm_m(int64_t global_concurrency, int64_t top_k, int64_t n_expert);
