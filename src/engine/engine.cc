@@ -494,7 +494,9 @@ bool Engine::step() {
     if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
   }
   start_masks(plan);
+  forward_started_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   runner_->run(plan, *scheduler_, *kv_);
+  forward_started_ns_.store(0, std::memory_order_relaxed);
   finish_masks();
   sample_step(events);
   const double seconds = seconds_between(start, Clock::now());
@@ -502,6 +504,12 @@ bool Engine::step() {
   publish_stats(seconds, &plan);
   deliver(events);
   return true;
+}
+
+double Engine::forward_running_seconds() const {
+  const int64_t started = forward_started_ns_.load(std::memory_order_relaxed);
+  if (started == 0) return 0;
+  return double(Clock::now().time_since_epoch().count() - started) * double(Clock::period::num) / double(Clock::period::den);
 }
 
 void Engine::run_until_idle() {

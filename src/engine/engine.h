@@ -123,6 +123,10 @@ class Engine {
   int64_t n_ctx() const { return config_.n_ctx; }
   const KvMemoryPlan& memory_plan() const { return memory_plan_; }
   int64_t weight_bytes() const;
+  // How long the forward pass in progress has run (0: none). Any thread may ask: a split model
+  // whose rank stopped answering shows here before the communicator's timeout ends the job.
+  double forward_running_seconds() const;
+  bool split_across_ranks() const { return config_.parallel != nullptr; }
 
   // Queues a request; events arrive through on_event. Throws SubmitError.
   RequestId submit(RequestOptions options, EventCallback on_event);
@@ -172,6 +176,7 @@ class Engine {
   std::unordered_map<RequestId, std::unique_ptr<Live>> live_;  // touched only by the stepping thread
   std::vector<RequestId> finished_;  // dropped from live_ after their last callback
   EngineStats own_;                  // the stepping thread's counters; published into stats_
+  std::atomic<int64_t> forward_started_ns_{0};  // the running forward pass's start (steady clock), 0: none
   spec::StepCostModel step_cost_;    // measured step time by tokens, for speculation's choices
   spec::AcceptanceStats pooled_acceptance_{16};  // every request's verifies: a new request's prior
   std::unique_ptr<spec::DraftModel> draft_;  // with a draft model

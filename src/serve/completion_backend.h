@@ -51,6 +51,8 @@ class CompletionBackend {
   virtual int32_t n_vocab() const = 0;
   virtual int64_t n_ctx() const = 0;  // prompt + completion tokens of one request, at most
   virtual std::string model_id() const = 0;  // the name clients pass as "model"
+  // Why the backend cannot serve now (a rank of a split model stopped answering), or "" when it can.
+  virtual std::string unavailable() const { return {}; }
   // A structured-output spec compiled for this backend's vocabulary (cached by spec). Throws
   // grammar::GrammarError for a bad or unsupported one.
   virtual std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(const grammar::GrammarSpec&) {

@@ -1,5 +1,10 @@
 #include "serve/engine_backend.h"
 
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "dist/communicator.h"
 #include "engine/grammar_vocab.h"
 
 namespace ridge {
@@ -44,5 +49,15 @@ std::string EngineBackend::token_piece(int32_t token) const { return engine_.tok
 int32_t EngineBackend::n_vocab() const { return engine_.tokenizer().n_vocab(); }
 
 int64_t EngineBackend::n_ctx() const { return engine_.n_ctx(); }
+
+// A split model's step waits on every rank: one that runs this long means a rank died or hangs
+// (the communicator ends the job at RIDGE_DIST_TIMEOUT; until then new requests get 503).
+std::string EngineBackend::unavailable() const {
+  if (!engine_.split_across_ranks()) return {};
+  const double seconds = engine_.forward_running_seconds();
+  const double limit = std::max(2.0, dist::dist_timeout_seconds() / 8);
+  if (seconds < limit) return {};
+  return fmt::format("a step of the model split across ranks has waited {:.0f} s: a rank is not answering", seconds);
+}
 
 }  // namespace ridge

@@ -29,6 +29,7 @@ class EngineBackend : public CompletionBackend {
   int32_t n_vocab() const override;
   int64_t n_ctx() const override;
   std::string model_id() const override { return model_id_; }
+  std::string unavailable() const override;
   std::shared_ptr<const grammar::CompiledGrammar> compile_grammar(const grammar::GrammarSpec& spec) override;
   grammar::GrammarCache& grammar_cache() { return *grammars_; }
 

@@ -176,6 +176,13 @@ void HttpServer::Impl::install_routes() {
       reply_error(res, ApiError(503, "the server is shutting down", {}, {}, error_type_for_status(503)));
       return httplib::Server::HandlerResponse::Handled;
     }
+    if (api || req.path == "/health") {
+      if (const std::string why = backend.unavailable(); !why.empty()) {
+        res.set_header("Retry-After", "10");
+        reply_error(res, ApiError(503, why, {}, {}, error_type_for_status(503)));
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
     return httplib::Server::HandlerResponse::Unhandled;
   });
 
