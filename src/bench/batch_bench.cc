@@ -8,6 +8,7 @@
 
 #include "bench/progress.h"
 #include "core/error.h"
+#include "dist/lockstep.h"
 #include "model/gguf/gguf_file.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
@@ -70,7 +71,11 @@ std::vector<BatchBenchResult> run_batch_benchmark(const BatchBenchOptions& o, st
   if (o.n_prompt < 1 || o.n_gen < 2) fail("bench batch needs a prompt of at least 1 token and at least 2 generated tokens");
   const std::string path = resolve_model_path(o.model);
   const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
-  const Model model = load_gguf_model(file);
+  const Model model = load_gguf_model(file, o.shard);
+  if (o.engine.parallel && !o.engine.parallel->is_driver()) {
+    dist::run_worker(model, o.engine.n_threads, *o.engine.parallel);
+    return {};
+  }
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
   model_name = path.substr(path.find_last_of('/') + 1);
   const int max_c = *std::max_element(o.concurrency.begin(), o.concurrency.end());

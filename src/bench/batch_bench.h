@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/engine.h"
+#include "model/shard.h"
 
 namespace ridge::bench {
 
@@ -20,7 +21,8 @@ struct BatchBenchOptions {
   int64_t n_gen = 64;     // tokens each sequence generates
   int repetitions = 2;
   uint32_t seed = 1;
-  EngineConfig engine;    // threads, KV type, block size (the rest is set per run)
+  EngineConfig engine;    // threads, KV type, block size, ranks (the rest is set per run)
+  const ShardRequest* shard = nullptr;  // split across ranks: this rank's part of the model
 };
 
 struct BatchBenchResult {

@@ -12,6 +12,9 @@
 #include "bench/machine_profile.h"
 #include "bench/pinned_team.h"
 #include "bench/progress.h"
+#include "backend/paged_forward.h"
+#include "core/error.h"
+#include "dist/lockstep.h"
 #include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
@@ -42,40 +45,73 @@ std::vector<int32_t> random_tokens(int64_t n, int64_t n_vocab, std::mt19937& rng
   return tokens;
 }
 
-// One model loaded once, measured at every thread count and test.
+// One model loaded once, measured at every thread count and test. Split across ranks
+// (o.parallel), rank 0 runs the passes through the lockstep forward of every rank.
 class ModelRunner {
  public:
-  ModelRunner(const std::string& path, int64_t n_ctx, uint32_t seed)
-      : model_(load_model(path)), forward_(model_), cache_(forward_.make_cache(n_ctx)), rng_(seed) {}
+  ModelRunner(const std::string& path, int64_t n_ctx, uint32_t seed, const BenchOptions& o)
+      : model_(load_model(path, o.shard)), rng_(seed), n_ctx_(n_ctx), parallel_(o.parallel) {
+    if (!parallel_) {
+      forward_ = std::make_unique<ModelForward>(model_);
+      cache_ = std::make_unique<KvCache>(forward_->make_cache(n_ctx));
+    }
+  }
 
   const Model& model() const { return model_; }
-  void set_threads(int threads) { forward_.set_threads(threads); }
-  const MoeStats& moe_stats() const { return forward_.moe_stats(); }
+  void set_threads(int threads) {
+    if (forward_) return forward_->set_threads(threads);
+    PagedForwardConfig c;
+    c.n_threads = threads;
+    c.n_blocks = int32_t((n_ctx_ + c.block_size - 1) / c.block_size);
+    c.n_ctx = n_ctx_;
+    c.parallel = parallel_;
+    paged_.reset();  // the workers' pool shape comes with the next one
+    paged_ = make_paged_forward(model_, c);
+    blocks_.resize(size_t(c.n_blocks));
+    for (size_t b = 0; b < blocks_.size(); ++b) blocks_[b] = BlockId(b);
+  }
+  const MoeStats& moe_stats() const {
+    static const MoeStats none;
+    if (forward_) return forward_->moe_stats();
+    const MoeStats* s = paged_ ? paged_->moe_stats() : nullptr;
+    return s ? *s : none;
+  }
 
   // Seconds for one forward pass of n random tokens on an empty cache.
   double prefill(int64_t n) {
     const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
-    cache_.clear();
     const auto start = Clock::now();
-    forward_.forward(tokens, cache_, /*all_logits=*/false, logits_);
+    pass(tokens, 0);
     return seconds_since(start);
   }
 
   // Seconds for n single-token forward passes on an empty cache.
   double generate(int64_t n) {
     const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
-    cache_.clear();
     const auto start = Clock::now();
-    for (int64_t i = 0; i < n; ++i) forward_.forward(std::span(tokens).subspan(size_t(i), 1), cache_, false, logits_);
+    for (int64_t i = 0; i < n; ++i) pass(std::span(tokens).subspan(size_t(i), 1), i);
     return seconds_since(start);
   }
 
  private:
+  void pass(std::span<const int32_t> tokens, int64_t position) {
+    if (forward_) {
+      if (position == 0) cache_->clear();
+      return forward_->forward(tokens, *cache_, /*all_logits=*/false, logits_);
+    }
+    const SequenceRun run{int64_t(tokens.size()), position, blocks_, LogitsWanted::Last};
+    paged_->forward(TokenBatch{tokens, std::span(&run, 1)}, logits_);
+  }
+
   Model model_;
-  ModelForward forward_;
-  KvCache cache_;
+  std::unique_ptr<ModelForward> forward_;
+  std::unique_ptr<KvCache> cache_;
+  std::unique_ptr<PagedForward> paged_;  // split across ranks
+  std::vector<BlockId> blocks_;
   std::vector<float> logits_;
   std::mt19937 rng_;
+  int64_t n_ctx_;
+  dist::Parallel* parallel_;
 };
 
 std::string model_label(const std::string& path) { return std::filesystem::path(path).stem().string(); }
@@ -115,7 +151,17 @@ BenchResult describe(const std::string& path, const Model& model, const ModelCos
 }  // namespace
 
 std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
-  const std::vector<int> thread_counts = o.threads.empty() ? std::vector<int>{int(allowed_cpus().size())} : o.threads;
+  std::vector<int> thread_counts = o.threads.empty() ? std::vector<int>{int(allowed_cpus().size())} : o.threads;
+  if (o.parallel) {
+    // Each rank runs its own threads; a worker only follows rank 0's passes.
+    if (o.models.size() != 1) fail("a model split across ranks is benchmarked one model at a time");
+    if (thread_counts.size() != 1) fail("a model split across ranks runs one thread count (-t) at a time");
+    if (!o.parallel->is_driver()) {
+      const Model model = load_model(resolve_model_path(o.models[0]), o.shard);
+      dist::run_worker(model, thread_counts[0], *o.parallel);
+      return {};
+    }
+  }
   const auto profile = load_machine_profile();
   const int reps = std::max(1, o.repetitions);
   int64_t tests_per_setting = 0, n_ctx = 1;
@@ -132,7 +178,7 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
   for (const std::string& model_arg : o.models) {
     const std::string path = resolve_model_path(model_arg);
     progress.set_note(fmt::format("loading {}", model_label(path)));
-    ModelRunner runner(path, n_ctx, o.seed);
+    ModelRunner runner(path, n_ctx, o.seed, o);
     const ModelCost cost = model_cost(runner.model());
     for (int threads : thread_counts) {
       set_engine_threads(threads);

@@ -10,6 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+namespace ridge {
+namespace dist {
+struct Parallel;
+}
+struct ShardRequest;
+}  // namespace ridge
+
 namespace ridge::bench {
 
 struct BenchOptions {
@@ -19,6 +26,8 @@ struct BenchOptions {
   std::vector<int64_t> n_gen = {128};     // 0 skips the generation test
   int repetitions = 5;
   uint32_t seed = 1;
+  dist::Parallel* parallel = nullptr;  // split across ranks (mpirun): rank 0 measures, the others serve
+  const ShardRequest* shard = nullptr; // this rank's part of the model
 };
 
 struct BenchResult {

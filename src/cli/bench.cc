@@ -12,6 +12,7 @@
 #include "bench/machine_profile.h"
 #include "bench/model_bench.h"
 #include "cli/commands.h"
+#include "cli/parallel_options.h"
 #include "core/error.h"
 #include "kv/kv_dtype.h"
 
@@ -63,13 +64,20 @@ void add_batch_bench(CLI::App& bench) {
   cmd->add_option("--kv-dtype", *kv_dtype, "KV cache type: f16, bf16, fp8, int8")->capture_default_str();
   cmd->add_option("--seed", o->seed, "seed of the random prompts")->capture_default_str();
   cmd->add_flag("--json", *json, "print the results as JSON");
-  cmd->callback([o, json, kv_dtype] {
+  auto parallel = std::make_shared<ParallelCliOptions>();
+  add_parallel_options(cmd, *parallel);
+  cmd->callback([o, json, kv_dtype, parallel] {
+    o->engine.parallel = parallel_for(*parallel);
+    o->engine.n_threads = default_threads(o->engine.n_threads);
+    const auto shard = shard_request(o->engine.parallel, *parallel);
+    o->shard = shard.get();
     const auto dtype = parse_kv_dtype(*kv_dtype);
     if (!dtype) fail("unknown --kv-dtype '{}'", *kv_dtype);
     o->engine.kv_dtype = *dtype;
     std::string model;
     int64_t weight_bytes = 0;
     const auto results = bench::run_batch_benchmark(*o, model, weight_bytes);
+    if (o->engine.parallel && !o->engine.parallel->is_driver()) return;  // rank 0 reports
     if (*json) {
       nlohmann::json out = {{"model", model}, {"weight_bytes", weight_bytes}, {"n_prompt", o->n_prompt}, {"n_gen", o->n_gen},
                             {"results", nlohmann::json::array()}};
@@ -109,10 +117,16 @@ void add_bench_command(CLI::App& app) {
   run->add_option("--device", *device, "cpu, cuda or auto (cuda: GB/s and TFLOP/s per test and per kernel)")->capture_default_str();
   run->add_option("-b,--batch", cuda->batch, "cuda: decode batch sizes, e.g. 1,8,32,128")->delimiter(',')->capture_default_str();
   run->add_option("--kv-dtype", *kv_dtype, "cuda: KV cache type (f16, bf16, fp8, int8)")->capture_default_str();
+  auto parallel = std::make_shared<ParallelCliOptions>();
+  add_parallel_options(run, *parallel);
   add_bench_serve_command(*bench);
   add_bench_grammar_command(*bench);
   add_batch_bench(*bench);
-  run->callback([o, json, device, cuda, kv_dtype] {
+  run->callback([o, json, device, cuda, kv_dtype, parallel] {
+    o->parallel = parallel_for(*parallel);
+    const auto shard = shard_request(o->parallel, *parallel);
+    o->shard = shard.get();
+    if (o->parallel && o->threads.empty()) o->threads = {default_threads(0)};
     if (resolve_device(parse_device_or_fail(*device)) == Device::Cuda) {
       cuda->models = o->models;
       cuda->n_prompt = o->n_prompt;
@@ -128,6 +142,7 @@ void add_bench_command(CLI::App& app) {
       return;
     }
     const auto results = bench::run_model_benchmarks(*o);
+    if (o->parallel && !o->parallel->is_driver()) return;  // rank 0 reports
     const auto profile = bench::load_machine_profile();
     if (*json) {
       nlohmann::json out = {{"results", nlohmann::json::array()}};

@@ -13,6 +13,9 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
   g->add_option("--pp,--pipeline-parallel-size", o.pp, "pipeline stages: contiguous layer ranges")->capture_default_str();
   g->add_option("--ep,--expert-parallel-size", o.ep, "expert-parallel ranks (1, or --tp: whole experts per rank)")
       ->capture_default_str();
+  g->add_option("--pp-microbatches", o.pp_microbatches,
+                "pieces each step is cut into so pipeline stages overlap (0: one per stage; 1: no overlap)")
+      ->capture_default_str();
   g->add_option("--tp-mode", o.tp_mode,
                 "gather: all-gathers after every split matrix, output bit-identical to one process; reduce: two "
                 "all-reduces per layer (Megatron), about half the bytes, output within rounding")
@@ -22,7 +25,7 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
 dist::Parallel* parallel_for(const ParallelCliOptions& o) {
   static std::unique_ptr<dist::Parallel> made;
   if (made) return made->distributed() ? made.get() : nullptr;
-  made = std::make_unique<dist::Parallel>(dist::make_parallel({o.tp, o.pp, o.ep}));
+  made = std::make_unique<dist::Parallel>(dist::make_parallel({o.tp, o.pp, o.ep, o.pp_microbatches}));
   dist::on_finalize([] { made.reset(); });
   return made->distributed() ? made.get() : nullptr;
 }

@@ -87,7 +87,8 @@ void StageForward::forward_pipelined(const TokenBatch& batch, std::vector<float>
   const bool first = p.stage == 0, last = p.stage == p.sizes.pp - 1;
   // As many pieces as stages keeps every stage busy once the pipeline is full; pieces below 16
   // tokens cost more in messages than they win, so small batches go whole.
-  const std::vector<BatchPiece> pieces = cut_batch(batch, p.sizes.pp, 16);
+  const int n_pieces = p.sizes.microbatches > 0 ? p.sizes.microbatches : p.sizes.pp;
+  const std::vector<BatchPiece> pieces = cut_batch(batch, n_pieces, 16);
   const int last_root = p.world_rank(p.sizes.pp - 1, 0);
   std::vector<float>& out = p.rank == last_root ? logits : piece_logits_;
   out.clear();

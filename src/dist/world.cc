@@ -60,6 +60,7 @@ Communicator& world() {
 Parallel make_parallel(const ParallelSizes& sizes) {
   Communicator& w = world();
   if (sizes.tp < 1 || sizes.pp < 1) fail("--tp and --pp must be at least 1 (got {} and {})", sizes.tp, sizes.pp);
+  if (sizes.microbatches < 0) fail("--pp-microbatches must be 0 or more, got {}", sizes.microbatches);
   if (sizes.ep != 1 && sizes.ep != sizes.tp)
     fail("--ep {} must be 1 or equal to --tp {} (the tensor-parallel group holds the experts)", sizes.ep, sizes.tp);
   if (sizes.world() != w.size()) {
