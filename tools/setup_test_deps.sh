@@ -33,6 +33,16 @@ if ! command -v chromium >/dev/null 2>&1 && ! dpkg -s chromium >/dev/null 2>&1; 
   fi
 fi
 
+# iproute2 (`ip netns`, veth pairs) for tests/conformance/test_parallel_netns.py, whose MPI ranks run in
+# two network namespaces (tools/netns_mpirun.sh, as root); the test fails (and says why) without it.
+if ! command -v ip >/dev/null 2>&1 && ! dpkg -s iproute2 >/dev/null 2>&1; then
+  echo "installing test dependency: iproute2 (Debian package)" >&2
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+  if ! { $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq iproute2; }; then
+    echo "warning: iproute2 could not be installed; the network-namespace MPI test will fail" >&2
+  fi
+fi
+
 # The JSON-Schema-Test-Suite for tests/conformance/test_json_schema_suite.py: it ships inside the
 # jsonschema source distribution (json/tests/draft2020-12/...), so pip fetches it like any package;
 # only its test files are kept. The test is skipped (and says why) if this fails.

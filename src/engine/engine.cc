@@ -13,6 +13,7 @@
 #include "engine/grammar_step.h"
 #include "engine/stop_strings.h"
 #include "kv/kv_store.h"
+#include "model/shard.h"
 #include "model/kv_shape.h"
 
 namespace ridge {
@@ -471,6 +472,15 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
   if (const MoeStats* moe = forward_->moe_stats()) {
     s.moe_expert_tokens = moe->per_expert();
     s.moe_layer_imbalance = moe->worst_imbalance();
+    if (model_.shard && model_.shard->request.expert_parallel) {
+      // Rank 0 routes every token (the router is replicated), so it counts every rank's load.
+      s.moe_rank_tokens.clear();
+      for (const Slice& experts : model_.shard->experts.parts) {
+        uint64_t n = 0;
+        for (int64_t e = experts.begin; e < experts.end(); ++e) n += s.moe_expert_tokens[size_t(e)];
+        s.moe_rank_tokens.push_back(n);
+      }
+    }
   }
   std::lock_guard lock(mutex_);
   s.waiting = c.waiting + int64_t(inbox_.size());

@@ -48,6 +48,8 @@ struct EngineStats {
   // Mixture of experts: tokens routed to each expert, summed over the MoE layers (empty: dense).
   std::vector<uint64_t> moe_expert_tokens;
   double moe_layer_imbalance = 0;  // the hottest expert's tokens over the mean, worst layer
+  // Expert parallelism: tokens the experts of each rank of the group received (empty: not split).
+  std::vector<uint64_t> moe_rank_tokens;
 };
 
 }  // namespace ridge

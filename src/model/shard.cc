@@ -57,7 +57,7 @@ ModelSpec ModelShard::local_spec(const ModelSpec& full) const {
   ModelSpec s = full;
   if (attention_split) {
     s.n_head_kv = mine(kv_heads).count;
-    s.n_head = s.n_head_kv * full.gqa_group();
+    s.n_head = mine(q_heads).count;
   }
   s.n_ff = mine(ff).count;
   if (full.is_moe()) {
@@ -105,17 +105,32 @@ ModelShard plan_shard(const ModelSpec& spec, const ModelWeights& weights, const 
   shard.attention_split = !spec.is_mla();
   if (spec.is_mla()) {
     shard.kv_heads = replicated(spec.n_head_kv, T);
-    shard.q_cols = replicated(spec.q_dim(), T);
-  } else {
-    if (spec.n_head_kv < T) fail("{} KV heads cannot be split across {} tensor-parallel ranks", spec.n_head_kv, T);
+    shard.q_heads = replicated(spec.n_head, T);
+  } else if (spec.n_head_kv >= T) {
     shard.kv_heads = partition(spec.n_head_kv, 1, T);
-    const int64_t per_kv_head = spec.gqa_group() * spec.head_dim;
-    for (const Slice& kv : shard.kv_heads.parts) shard.q_cols.parts.push_back({kv.begin * per_kv_head, kv.count * per_kv_head});
+    for (const Slice& kv : shard.kv_heads.parts)
+      shard.q_heads.parts.push_back({kv.begin * spec.gqa_group(), kv.count * spec.gqa_group()});
+  } else {
+    // Fewer KV heads than ranks (vLLM's rule): each KV head on T / n_head_kv ranks, its query
+    // heads divided among them.
+    const int64_t copies = T / spec.n_head_kv;
+    if (T % spec.n_head_kv != 0 || spec.gqa_group() % copies != 0)
+      fail("{} KV heads ({} query heads each) cannot be split or replicated evenly across {} tensor-parallel ranks",
+           spec.n_head_kv, spec.gqa_group(), T);
+    if (spec.qk_norm == QkNorm::Whole)
+      fail("a QK-norm over all heads needs at least as many KV heads as tensor-parallel ranks ({} < {})", spec.n_head_kv, T);
+    const int64_t per_rank = spec.gqa_group() / copies;
+    for (int r = 0; r < T; ++r) {
+      shard.kv_heads.parts.push_back({r / copies, 1});
+      shard.q_heads.parts.push_back({r * per_rank, per_rank});
+    }
+  }
+  for (const Slice& h : shard.q_heads.parts) shard.q_cols.parts.push_back({h.begin * spec.head_dim, h.count * spec.head_dim});
+  if (!spec.is_mla() && !gather) {
     const int64_t g = column_granularity(weights, [](const LayerWeights& l) { return std::vector{&l.wo}; });
-    if (!gather)
-      for (const Slice& q : shard.q_cols.parts)
-        if (q.begin % g != 0)
-          fail("the attention output's columns {}.. are off the weights' blocks of {}: use --tp-mode gather", q.begin, g);
+    for (const Slice& q : shard.q_cols.parts)
+      if (q.begin % g != 0)
+        fail("the attention output's columns {}.. are off the weights' blocks of {}: use --tp-mode gather", q.begin, g);
   }
   // Gather splits rows (any 16-row tile); Reduce splits the down matrices' columns on their blocks.
   auto width = [&](int64_t total, int64_t reduce_granularity) {

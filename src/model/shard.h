@@ -45,8 +45,9 @@ struct Partition {
 struct ModelShard {
   ShardRequest request;
   Slice layers;          // this stage's layers
-  Partition kv_heads;    // query heads follow: gqa_group per KV head
-  Partition q_cols;      // the attention heads' output columns (heads x head_dim)
+  Partition kv_heads;    // with fewer KV heads than ranks, each is replicated on tp / n_head_kv ranks
+  Partition q_heads;     // query heads: those of the rank's KV heads (a share of them when replicated)
+  Partition q_cols;      // the query heads' columns (heads x head_dim)
   Partition embd;        // Gather: rows of the attention output, FFN down and expert down matrices
   Partition ff;          // dense FFN width
   Partition ff_expert;   // every expert's width (whole under expert parallelism)

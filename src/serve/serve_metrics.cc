@@ -108,6 +108,10 @@ void ServeMetrics::mirror(const EngineStats& s) {
     r.counter("ridge:moe_expert_tokens_total", "Tokens routed to each expert, summed over the MoE layers.",
               {{"expert", std::to_string(e)}})
         .set(double(s.moe_expert_tokens[e]));
+  for (size_t rank = 0; rank < s.moe_rank_tokens.size(); ++rank)
+    r.counter("ridge:moe_rank_tokens_total", "Expert parallelism: tokens routed to the experts each rank holds.",
+              {{"rank", std::to_string(rank)}})
+        .set(double(s.moe_rank_tokens[rank]));
   if (!s.moe_expert_tokens.empty())
     r.gauge("ridge:moe_expert_imbalance", "The hottest expert's tokens over the mean, in the worst layer (1 = balanced).")
         .set(s.moe_layer_imbalance);
@@ -150,7 +154,7 @@ nlohmann::json ServeMetrics::json(const EngineStats& s) {
       {"spec_decode", {{"drafts", s.spec_drafts}, {"draft_tokens", s.spec_draft_tokens},
                        {"accepted_tokens", s.spec_accepted_tokens},
                        {"acceptance_rate", s.spec_draft_tokens ? double(s.spec_accepted_tokens) / double(s.spec_draft_tokens) : 0.0}}},
-      {"moe", {{"expert_tokens", s.moe_expert_tokens}, {"imbalance", s.moe_layer_imbalance}}},
+      {"moe", {{"expert_tokens", s.moe_expert_tokens}, {"imbalance", s.moe_layer_imbalance}, {"rank_tokens", s.moe_rank_tokens}}},
       {"prompt_tokens_total", prompt_tokens_.value()},
       {"generation_tokens_total", generation_tokens_.value()},
       {"requests", {{"stop", finished_stop_.value()}, {"length", finished_length_.value()}, {"abort", finished_abort_.value()}}},
