@@ -16,6 +16,9 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
   g->add_option("--pp-microbatches", o.pp_microbatches,
                 "pieces each step is cut into so pipeline stages overlap (0: one per stage; 1: no overlap)")
       ->capture_default_str();
+  g->add_flag("--enable-dp-attention", o.dp_attention,
+              "MoE with --ep = --tp: attention data-parallel (each rank its own sequences), tokens sent to their "
+              "experts' ranks and back by all-to-all");
   g->add_option("--tp-mode", o.tp_mode,
                 "gather: all-gathers after every split matrix, output bit-identical to one process; reduce: two "
                 "all-reduces per layer (Megatron), about half the bytes, output within rounding")
@@ -34,7 +37,8 @@ std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* p, const Paral
   if (!p) return nullptr;
   if (o.tp_mode != "gather" && o.tp_mode != "reduce") fail("--tp-mode must be gather or reduce, not '{}'", o.tp_mode);
   return std::make_unique<ShardRequest>(ShardRequest{p->tp_rank, p->sizes.tp, p->stage, p->sizes.pp, p->sizes.ep > 1,
-                                                     o.tp_mode == "gather" ? TpMode::Gather : TpMode::Reduce});
+                                                     o.tp_mode == "gather" ? TpMode::Gather : TpMode::Reduce,
+                                                     o.dp_attention});
 }
 
 int default_threads(int requested) {

@@ -46,6 +46,10 @@ StageForward::StageForward(const Model& shard_model, const PagedForwardConfig& c
                                 },
                                 [this](const float* local, std::span<const int64_t> rows, int64_t width, float* full) {
                                   gather_rows(local, rows, width, full);
+                                },
+                                [&tp](const void* send, std::span<const int64_t> sb, std::span<const int64_t> so,
+                                      void* recv, std::span<const int64_t> rb, std::span<const int64_t> ro) {
+                                  tp.all_to_all_v(send, sb, so, recv, rb, ro);
                                 }});
 }
 
@@ -72,7 +76,50 @@ void StageForward::gather_rows(const float* local, std::span<const int64_t> rows
   tp.all_gather_v(local, counts_[size_t(tp.rank())], full, counts_);
 }
 
+// Data-parallel attention: a sequence belongs to the rank its first KV block names (blocks are
+// the block manager's, the same on every rank, and a shared prefix's first block goes with it),
+// so its KV stays on one rank from step to step.
+void StageForward::forward_data_parallel(const TokenBatch& batch, std::vector<float>& logits) {
+  Communicator& tp = *parallel_.tp_group;
+  const int T = tp.size();
+  auto owner = [&](const SequenceRun& run) { return int(run.blocks[0] % T); };
+  auto rows_of = [](const SequenceRun& run) {
+    return run.logits == LogitsWanted::All ? run.n_tokens : run.logits == LogitsWanted::Last ? 1 : 0;
+  };
+  local_.tokens.clear();
+  local_.runs.clear();
+  std::vector<int64_t> rows(size_t(T), 0);
+  for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); t += batch.runs[size_t(r)].n_tokens, ++r) {
+    const SequenceRun& run = batch.runs[size_t(r)];
+    rows[size_t(owner(run))] += rows_of(run);
+    if (owner(run) != tp.rank()) continue;
+    local_.tokens.insert(local_.tokens.end(), batch.tokens.begin() + t, batch.tokens.begin() + t + run.n_tokens);
+    local_.runs.push_back(run);
+  }
+  forward_.run_layers(local_.batch(), store_, nullptr);
+  forward_.project(local_.batch(), piece_logits_);
+  const int64_t n_vocab = model_.spec.n_vocab;
+  counts_.clear();
+  for (int64_t n : rows) counts_.push_back(n * n_vocab * 4);
+  if (tp.rank() == 0) blocks_.resize(size_t(logits_rows(batch) * n_vocab));
+  tp.gather_v(piece_logits_.data(), counts_[size_t(tp.rank())], blocks_.data(), counts_, 0);
+  if (tp.rank() != 0) return;
+  // Each rank's rows, back in the batch's run order.
+  std::vector<int64_t> next(size_t(T), 0);
+  for (int r = 1; r < T; ++r) next[size_t(r)] = next[size_t(r - 1)] + rows[size_t(r - 1)];
+  logits.resize(blocks_.size());
+  int64_t out = 0;
+  for (const SequenceRun& run : batch.runs) {
+    const int64_t n = rows_of(run);
+    int64_t& from = next[size_t(owner(run))];
+    std::copy_n(blocks_.data() + from * n_vocab, n * n_vocab, logits.data() + out * n_vocab);
+    from += n;
+    out += n;
+  }
+}
+
 void StageForward::forward(const TokenBatch& batch, std::vector<float>& logits) {
+  if (model_.shard->dp_attention()) return forward_data_parallel(batch, logits);
   if (parallel_.sizes.pp == 1) {
     forward_.forward(batch, store_, logits);
     return;

@@ -12,6 +12,7 @@
 #include "backend/paged_forward.h"
 #include "dist/world.h"
 #include "model/forward.h"
+#include "model/shard.h"
 
 namespace ridge::dist {
 
@@ -39,6 +40,7 @@ class StageForward {
   void gather_columns(const float* local, int64_t rows, const Partition& parts, float* full);
   void gather_rows(const float* local, std::span<const int64_t> rows, int64_t width, float* full);
   void forward_pipelined(const TokenBatch& batch, std::vector<float>& logits);
+  void forward_data_parallel(const TokenBatch& batch, std::vector<float>& logits);
 
   const Model& model_;
   Parallel& parallel_;
@@ -46,6 +48,7 @@ class StageForward {
   KvStore store_;
   std::vector<float> blocks_, piece_logits_, x_in_;
   std::vector<int64_t> counts_;
+  BatchPiece local_;  // data-parallel attention: this rank's sequences
 };
 
 }  // namespace ridge::dist

@@ -122,7 +122,7 @@ void ModelForward::check(const TokenBatch& batch, const KvStore& store) const {
         fail("KV block {} is outside the pool of {}", run.blocks[size_t(b)], kv.n_blocks);
     n += run.n_tokens;
   }
-  if (n == 0) fail("forward needs at least one token");
+  if (n == 0 && !dp_attention()) fail("forward needs at least one token");
   if (n != int64_t(batch.tokens.size())) fail("the batch has {} tokens but its runs cover {}", batch.tokens.size(), n);
 }
 
@@ -138,8 +138,9 @@ void ModelForward::forward(const TokenBatch& batch, KvStore& store, std::vector<
 
 bool ModelForward::split_attention() const { return model_.shard && model_.shard->split() && model_.shard->attention_split; }
 bool ModelForward::gather_mode() const { return model_.shard && model_.shard->gather(); }
-bool ModelForward::reduce_attention() const { return split_attention() && !gather_mode(); }
-bool ModelForward::reduce_ffn() const { return model_.shard && model_.shard->split() && !gather_mode(); }
+bool ModelForward::dp_attention() const { return model_.shard && model_.shard->dp_attention(); }
+bool ModelForward::reduce_attention() const { return split_attention() && model_.shard->reduce(); }
+bool ModelForward::reduce_ffn() const { return model_.shard && model_.shard->reduce(); }
 
 void ModelForward::gather_columns(const float* local, int64_t rows, const Partition& parts, std::vector<float>& full) {
   if (!tp_.gather_columns) fail("a tensor-parallel slice needs the other ranks' columns");

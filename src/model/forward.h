@@ -45,6 +45,11 @@ struct TensorParallelOps {
   std::function<void(const float* local, int64_t rows, const Partition& parts, float* full)> gather_columns;
   // full (sum of rows, width) from every rank r's local (rows[r], width): row blocks one after another.
   std::function<void(const float* local, std::span<const int64_t> rows, int64_t width, float* full)> gather_rows;
+  // Data-parallel attention: send_bytes[d] bytes (at send_offsets[d]) to each rank d, recv_bytes[s]
+  // (at recv_offsets[s]) from each rank s (Communicator::all_to_all_v).
+  std::function<void(const void* send, std::span<const int64_t> send_bytes, std::span<const int64_t> send_offsets,
+                     void* recv, std::span<const int64_t> recv_bytes, std::span<const int64_t> recv_offsets)>
+      all_to_all;
 };
 
 class ModelForward final : private LayerPass {
@@ -129,6 +134,10 @@ class ModelForward final : private LayerPass {
   bool holds_expert(int64_t expert) const;  // this rank runs it (all, unless experts are spread over ranks)
   void route(const LayerWeights& w, int64_t n_tokens);
   void run_experts(const LayerWeights& w, int64_t layer, int64_t n_tokens);
+  // Data-parallel attention: this rank's rows go to their experts' ranks, the rows other ranks
+  // send for this rank's experts are computed, and every output goes back where it came from.
+  void run_experts_dispatched(const LayerWeights& w, int64_t layer);
+  bool dp_attention() const;
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
               const cpu::MatmulPrologue& prologue = {});
 
@@ -178,6 +187,9 @@ class ModelForward final : private LayerPass {
   std::vector<float> expert_in_;        // (tokens of one expert, n_embd) gathered inputs
   std::vector<float> expert_out_;       // (tokens of one expert, n_embd)
   std::vector<float> moe_out_;          // (n_tokens, n_embd)
+  // Data-parallel attention: the rows this rank computes for the others, and their experts.
+  std::vector<float> dispatched_in_, dispatched_out_;
+  std::vector<int32_t> dispatched_expert_;
 };
 
 }  // namespace ridge

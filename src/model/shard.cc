@@ -99,6 +99,23 @@ ModelShard plan_shard(const ModelSpec& spec, const ModelWeights& weights, const 
   shard.request = r;
   const std::vector<int64_t> bounds = stage_bounds(spec, weights, r.n_stages);
   shard.layers = {bounds[size_t(r.stage)], bounds[size_t(r.stage) + 1] - bounds[size_t(r.stage)]};
+  if (r.dp_attention && T > 1) {
+    // Everything replicated but the experts, which the ranks divide whole.
+    if (!spec.is_moe() || !r.expert_parallel) fail("data-parallel attention needs a MoE model and --ep equal to --tp");
+    if (r.n_stages > 1) fail("data-parallel attention runs without pipeline stages (--pp 1)");
+    if (spec.n_expert < T) fail("{} experts cannot be spread over {} ranks", spec.n_expert, T);
+    shard.attention_split = false;
+    shard.vocab = replicated(spec.n_vocab, T);
+    shard.embd = replicated(spec.n_embd, T);
+    shard.kv_heads = replicated(spec.n_head_kv, T);
+    shard.q_heads = replicated(spec.n_head, T);
+    shard.q_cols = replicated(spec.q_dim(), T);
+    shard.ff = replicated(spec.n_ff, T);
+    shard.ff_expert = replicated(spec.n_ff_expert, T);
+    shard.shared_ff = replicated(spec.shared_ff(), T);
+    shard.experts = partition(spec.n_expert, 1, T);
+    return shard;
+  }
   const bool gather = r.tp_mode == TpMode::Gather;
   shard.vocab = partition(spec.n_vocab, 16, T);
   shard.embd = gather ? partition(spec.n_embd, 16, T) : replicated(spec.n_embd, T);
@@ -186,7 +203,7 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
     copies.push_back({&w, w, {0, w.rows}, c});
   };
   const bool split_attention = shard.attention_split && shard.split();
-  const bool gather = shard.gather();
+  const bool gather = shard.gather();  // false under dp_attention: the replicated "slices" are whole
   const Slice q = shard.mine(shard.q_cols);
   const Slice kv{shard.mine(shard.kv_heads).begin * spec.head_dim, shard.mine(shard.kv_heads).count * spec.head_dim};
   const Slice embd = shard.mine(shard.embd), ff = shard.mine(shard.ff), ff_expert = shard.mine(shard.ff_expert);

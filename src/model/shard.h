@@ -29,6 +29,10 @@ struct ShardRequest {
   int stage = 0, n_stages = 1;
   bool expert_parallel = false;  // experts whole, spread over the tensor-parallel group
   TpMode tp_mode = TpMode::Gather;
+  // With expert_parallel: attention (and everything but the experts) replicated and run
+  // data-parallel, each rank on its own sequences; tokens go to their experts' ranks and back by
+  // all-to-all (SGLang's --enable-dp-attention, wide EP).
+  bool dp_attention = false;
 };
 
 struct Slice {  // [begin, begin + count)
@@ -62,7 +66,9 @@ struct ModelShard {
   bool last_stage() const { return request.stage == request.n_stages - 1; }
   bool holds_layer(int64_t l) const { return l >= layers.begin && l < layers.end(); }
   bool split() const { return request.tp_size > 1; }
-  bool gather() const { return split() && request.tp_mode == TpMode::Gather; }
+  bool dp_attention() const { return split() && request.dp_attention; }
+  bool gather() const { return split() && !request.dp_attention && request.tp_mode == TpMode::Gather; }
+  bool reduce() const { return split() && !request.dp_attention && request.tp_mode == TpMode::Reduce; }
   bool holds_expert(int64_t e) const { return e >= mine(experts).begin && e < mine(experts).end(); }
   // The shapes this rank's weights have (heads, widths); n_layer, n_embd and n_vocab stay whole.
   ModelSpec local_spec(const ModelSpec& full) const;

@@ -112,8 +112,9 @@ def test_shared_prefix_is_served_from_the_cache(ridge_bin, default_model, tmp_pa
     assert summary["prefix_hit_tokens"] >= 3 * 80, summary
 
 
-# Every architecture split across two MPI ranks, experts whole per rank (--ep 2) where it has them:
-# rank 0's next-token logits are the single process's, bit for bit.
+# Every architecture split across two MPI ranks, experts whole per rank (--ep 2) where it has them,
+# and with data-parallel attention (all-to-all to the experts): rank 0's next-token logits are the
+# single process's, bit for bit.
 SPLIT_ARCHS = ["qwen3", "qwen3moe", "gemma3", "mixtral", "qwen2moe", "olmoe", "deepseek2-lite"]
 
 
@@ -125,8 +126,9 @@ def test_every_architecture_splits_exactly(ridge_bin, tmp_path, name):
     ids = [int(t) for t in np.random.default_rng(2).integers(3, 512, 24)]
     one = logits(ridge_bin, path, ids, tmp_path)
     moe = "--n-expert" in args
-    for layout, flags in [("tp2", ["--tp", "2"]), ("tp2ep", ["--tp", "2", "--ep", "2"]), ("pp2", ["--pp", "2"])]:
-        if layout == "tp2ep" and not moe:
+    for layout, flags in [("tp2", ["--tp", "2"]), ("tp2ep", ["--tp", "2", "--ep", "2"]), ("pp2", ["--pp", "2"]),
+                          ("dp2ep", ["--tp", "2", "--ep", "2", "--enable-dp-attention"])]:
+        if layout in ("tp2ep", "dp2ep") and not moe:
             continue
         out = tmp_path / f"logits-{layout}.bin"
         run([*mpirun(2), ridge_bin, "logits", "-m", path, "--tokens", ",".join(map(str, ids)), "-o", str(out), *flags])

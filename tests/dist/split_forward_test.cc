@@ -1,7 +1,9 @@
 // A model split across ranks (model/shard.h, dist/stage_forward.h; ranks as threads here) gives
 // world rank 0 the single process's logits bit for bit in TpMode::Gather, for every architecture:
 // tensor parallel (heads, FFN, sliced experts, vocabulary), expert parallel (whole experts),
-// pipeline stages (micro-batches and prompt chunks through the stages) and both together, over
+// pipeline stages (micro-batches and prompt chunks through the stages) and both together,
+// data-parallel attention with tokens sent to their experts by all-to-all (sequences spread over
+// the ranks, one rank without any in some steps), over
 // two steps of a ragged batch (prefills, a chunk and decodes on a paged KV store). TpMode::Reduce
 // stays within rounding of one process.
 #include <gtest/gtest.h>
@@ -27,12 +29,15 @@ struct Layout {
   int tp, pp;
   bool ep;
   TpMode mode;
+  bool dp_attention = false;
 };
 
 const Layout kLayouts[] = {{"tp2", 2, 1, false, TpMode::Gather}, {"tp2ep", 2, 1, true, TpMode::Gather},
                            {"pp2", 1, 2, false, TpMode::Gather}, {"pp3", 1, 3, false, TpMode::Gather},
                            {"tp2pp2", 2, 2, false, TpMode::Gather}, {"tp2reduce", 2, 1, false, TpMode::Reduce},
-                           {"tp2epreduce", 2, 1, true, TpMode::Reduce}};
+                           {"tp2epreduce", 2, 1, true, TpMode::Reduce},
+                           {"dp2ep", 2, 1, true, TpMode::Gather, true},
+                           {"dp3ep", 3, 1, true, TpMode::Gather, true}};
 
 // Two steps: prefills of three sequences, then a decode, a prompt chunk and another decode.
 struct Step {
@@ -108,7 +113,7 @@ class SplitForward : public ::testing::TestWithParam<std::tuple<std::string, int
           p.tp_rank = r % layout.tp;
           p.world = world[size_t(r)].get();
           p.tp_group = p.world->split(p.stage, p.tp_rank);
-          const ShardRequest req{p.tp_rank, layout.tp, p.stage, layout.pp, layout.ep, layout.mode};
+          const ShardRequest req{p.tp_rank, layout.tp, p.stage, layout.pp, layout.ep, layout.mode, layout.dp_attention};
           const Model shard = load_model(path_, &req);
           dist::StageForward stage(shard, config_, p);
           for (const Step& s : steps(tables_, shard.spec.n_vocab)) {

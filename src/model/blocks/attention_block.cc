@@ -60,6 +60,7 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
   const TokenBatch& batch = *batch_;
   KvStore& store = *store_;
   const auto n = int64_t(batch.tokens.size());
+  if (n == 0) return;  // a data-parallel rank without sequences this step
   q_.resize(size_t(n * s.q_dim()));
   k_.resize(size_t(n * s.kv_dim()));
   v_.resize(size_t(n * s.kv_dim()));

@@ -54,6 +54,7 @@ void ModelForward::add_residual(float* out, const WeightRef& post_norm, int64_t 
 
 void ModelForward::dense_ffn(const LayerWeights& w) {
   const auto n = int64_t(batch_->tokens.size());
+  if (n == 0) return;  // a data-parallel rank without sequences this step
   proj_.resize(x_.size());
   gated_ffn(w.w_gate, w.w_up, w.w_down, &w.ffn_norm, x_.data(), n, proj_.data(),
             gather_mode() ? &model_.shard->ff : nullptr);

@@ -37,6 +37,7 @@ void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
   const TokenBatch& batch = *batch_;
   KvStore& store = *store_;
   const auto n = int64_t(batch.tokens.size());
+  if (n == 0) return;  // a data-parallel rank without sequences this step
   const int64_t rank = s.kv_lora_rank, rope_dim = s.qk_rope_head_dim, nope = s.qk_nope_head_dim;
   const int64_t width = rank + rope_dim, heads = s.n_head;
   q_.resize(size_t(n * s.q_dim()));

@@ -47,7 +47,7 @@ void ModelForward::route(const LayerWeights& w, int64_t n) {
   const ModelSpec& s = spec_;
   const int64_t n_exp = s.n_expert, k = s.n_expert_used;
   router_logits_.resize(size_t(n * n_exp));
-  matmul({job(w.router, router_logits_.data())}, xn_.data(), n);
+  if (n > 0) matmul({job(w.router, router_logits_.data())}, xn_.data(), n);
   chosen_.resize(size_t(n * k));
   chosen_weight_.resize(size_t(n * k));
   std::vector<int32_t> order(static_cast<size_t>(n_exp));
@@ -146,6 +146,86 @@ void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
   }
 }
 
+void ModelForward::run_experts_dispatched(const LayerWeights& w, int64_t l) {
+  const ModelSpec& s = spec_;
+  const Partition& owners = model_.shard->experts;
+  const auto T = owners.parts.size();
+  const int64_t d = s.n_embd, ff = s.n_ff_expert, rows = expert_begin_.back();
+  // This rank's rows, grouped by expert: each destination's rows are one contiguous run.
+  expert_in_.resize(size_t(rows * d));
+  std::vector<int32_t> row_expert(static_cast<size_t>(rows));
+  for (int64_t e = 0; e < s.n_expert; ++e) {
+    moe_stats_.add(l, e, uint64_t(expert_begin_[size_t(e + 1)] - expert_begin_[size_t(e)]));
+    for (int64_t i = expert_begin_[size_t(e)]; i < expert_begin_[size_t(e + 1)]; ++i) {
+      std::copy_n(xn_.data() + expert_tokens_[size_t(i)] * d, d, expert_in_.data() + i * d);
+      row_expert[size_t(i)] = int32_t(e);
+    }
+  }
+  std::vector<int64_t> send_rows(T), recv_rows(T), eight(T, 8), at(T);
+  for (size_t r = 0; r < T; ++r) {
+    send_rows[r] = expert_begin_[size_t(owners.parts[r].end())] - expert_begin_[size_t(owners.parts[r].begin)];
+    at[r] = int64_t(r) * 8;
+  }
+  tp_.all_to_all(send_rows.data(), eight, at, recv_rows.data(), eight, at);
+  // Byte counts and offsets of `width`-byte rows, on the sending and the receiving side.
+  auto layout = [&](const std::vector<int64_t>& n_rows, int64_t width, std::vector<int64_t>& bytes,
+                    std::vector<int64_t>& offsets) {
+    bytes.assign(T, 0);
+    offsets.assign(T, 0);
+    for (size_t r = 0, o = 0; r < T; o += size_t(bytes[r]), ++r) {
+      bytes[r] = n_rows[r] * width;
+      offsets[r] = int64_t(o);
+    }
+  };
+  std::vector<int64_t> sb, so, rb, ro;
+  int64_t n_recv = 0;
+  for (int64_t n : recv_rows) n_recv += n;
+  dispatched_expert_.resize(size_t(n_recv));
+  layout(send_rows, 4, sb, so);
+  layout(recv_rows, 4, rb, ro);
+  tp_.all_to_all(row_expert.data(), sb, so, dispatched_expert_.data(), rb, ro);
+  dispatched_in_.resize(size_t(n_recv * d));
+  layout(send_rows, d * 4, sb, so);
+  layout(recv_rows, d * 4, rb, ro);
+  tp_.all_to_all(expert_in_.data(), sb, so, dispatched_in_.data(), rb, ro);
+
+  // The received rows grouped by this rank's experts; each expert runs on all of its rows at once.
+  const Slice mine = model_.shard->mine(owners);
+  std::vector<int64_t> begin(size_t(mine.count + 1), 0), order(static_cast<size_t>(n_recv));
+  for (int32_t e : dispatched_expert_) ++begin[size_t(e - mine.begin + 1)];
+  for (int64_t e = 0; e < mine.count; ++e) begin[size_t(e + 1)] += begin[size_t(e)];
+  std::vector<int64_t> fill(begin.begin(), begin.end() - 1);
+  for (int64_t i = 0; i < n_recv; ++i) order[size_t(fill[size_t(dispatched_expert_[size_t(i)] - mine.begin)]++)] = i;
+  std::vector<float> grouped(size_t(n_recv * d)), grouped_out(size_t(n_recv * d));
+  for (int64_t i = 0; i < n_recv; ++i)
+    std::copy_n(dispatched_in_.data() + order[size_t(i)] * d, d, grouped.data() + i * d);
+  gate_.resize(size_t(n_recv * ff));
+  up_.resize(gate_.size());
+  const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
+                                                            : cpu::MatmulPrologue::Kind::SwiGlu;
+  std::vector<cpu::MatmulInput> inputs, activated;
+  std::vector<cpu::GroupedMatmulJob> gate_up, down;
+  for (int64_t e = 0; e < mine.count; ++e) {
+    const int64_t b = begin[size_t(e)], m = begin[size_t(e + 1)] - b;
+    if (m == 0) continue;
+    const ExpertWeights& ex = w.experts[size_t(mine.begin + e)];
+    const auto input = int32_t(inputs.size());
+    inputs.push_back({grouped.data() + b * d, m, {}});
+    activated.push_back({gate_.data() + b * ff, m, {act, nullptr, 0.0f, up_.data() + b * ff}});
+    gate_up.push_back({job(ex.w_gate, gate_.data() + b * ff), input});
+    gate_up.push_back({job(ex.w_up, up_.data() + b * ff), input});
+    down.push_back({job(ex.w_down, grouped_out.data() + b * d), input});
+  }
+  cpu::matmul_grouped(inputs, gate_up, *pool_, matmul_scratch_);
+  cpu::matmul_grouped(activated, down, *pool_, matmul_scratch_);
+  dispatched_out_.resize(size_t(n_recv * d));
+  for (int64_t i = 0; i < n_recv; ++i)
+    std::copy_n(grouped_out.data() + i * d, d, dispatched_out_.data() + order[size_t(i)] * d);
+  // Back to the ranks the rows came from, in the order they were sent.
+  expert_out_.resize(size_t(rows * d));
+  tp_.all_to_all(dispatched_out_.data(), rb, ro, expert_out_.data(), sb, so);
+}
+
 void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   const ModelSpec& s = spec_;
   const auto n = int64_t(batch_->tokens.size());
@@ -153,12 +233,14 @@ void ModelForward::moe_ffn(const LayerWeights& w, int64_t l) {
   ref::rms_norm(x_.data(), as_f32(w.ffn_norm), n, d, s.rms_eps, xn_.data());
   route(w, n);
   moe_out_.assign(size_t(n * d), 0.0f);
-  run_experts(w, l, n);
+  if (dp_attention()) run_experts_dispatched(w, l);  // every rank takes part, with tokens or not
+  else run_experts(w, l, n);
+  if (n == 0) return;
   // Each token's expert outputs, weighted, added in expert order.
   const int64_t rows = expert_begin_.back();
   for (int64_t i = 0; i < rows; ++i) {
     // Reduce mode: only this rank's experts; their sum over ranks is all-reduced below.
-    if (!gather_mode() && !holds_expert(chosen_[size_t(expert_slot_[size_t(i)])])) continue;
+    if (reduce_ffn() && !holds_expert(chosen_[size_t(expert_slot_[size_t(i)])])) continue;
     const float weight = chosen_weight_[size_t(expert_slot_[size_t(i)])];
     float* out = moe_out_.data() + expert_tokens_[size_t(i)] * d;
     const float* y = expert_out_.data() + i * d;
