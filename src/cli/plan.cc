@@ -2,7 +2,8 @@
 // hardware (a datasheet GPU, a user entry, or this machine's CPU from `ridge probe`), section by
 // section: machine balance, decode versus batch, KV ledger, prefill, per-op roofline, cost, SLO,
 // quantization, parallelism, MoE, disaggregation, speculative decoding, GEMM shapes.
-// --json for machines, --svg for a roofline plot, --validate to measure the engine on this machine.
+// --json for machines, --svg for a roofline plot, --validate to measure the engine on this machine
+// (under mpirun with --tp / --pp: the split, against the parallel section's prediction).
 #include <omp.h>
 
 #include <cstdio>
@@ -10,7 +11,10 @@
 #include <fstream>
 
 #include "cli/commands.h"
+#include "cli/parallel_options.h"
 #include "core/error.h"
+#include "dist/lockstep.h"
+#include "model/model_loader.h"
 #include "model/model_store.h"
 #include "plan/model_catalog.h"
 #include "plan/plan_report.h"
@@ -38,6 +42,7 @@ struct PlanArgs {
   bool list = false;
   bool validate = false;
   ValidateOptions validate_options;
+  std::string tp_mode = "gather";  // --validate under a split: how the TP ranks combine (cli/parallel_options.h)
   bool save_calibration = false;
   bool no_calibration = false;
 };
@@ -72,7 +77,44 @@ void print_lists(const PlanArgs& a) {
   std::printf("\n");
 }
 
+// mpirun -np TP*PP ridge plan MODEL --validate --tp TP --pp PP: every rank loads its shard; rank 0
+// measures the split and reports, the others serve its steps and print nothing.
+void run_split_validate(const PlanArgs& a, const ParallelCliOptions& split, dist::Parallel& parallel) {
+  if (a.save_calibration) fail("--save-calibration fits one process: run --validate without --tp / --pp");
+  const auto shard = shard_request(&parallel, split);
+  const int threads = default_threads(a.threads);
+  const std::string path = resolve_model_path(a.model);
+  if (!parallel.is_driver()) return dist::run_worker(load_model(path, shard.get()), threads, parallel);
+  const HardwareSpec host = split_host(profile_path(a), threads, parallel.sizes.world());
+  const SplitValidateResult r =
+      validate_split_on_this_machine(path, host, a.validate_options, {&parallel, shard.get(), threads, a.tp_mode});
+  if (!a.json) {
+    std::fputs(split_validate_report(r).c_str(), stdout);
+    return;
+  }
+  const ParallelDecode& p = r.predicted;
+  const nlohmann::json j = {
+      {"model", r.inputs.spec.name}, {"cpu", host.name}, {"threads", host.threads},
+      {"split", {{"tp", r.plan.tp}, {"pp", r.plan.pp}, {"ranks", r.plan.devices()}, {"threads_per_rank", threads},
+                 {"tp_mode", a.tp_mode}}},
+      {"prefill", {{"tokens", r.options.prompt}, {"measured_s", r.prefill_measured_s},
+                   {"measured_tok_s", double(r.options.prompt) / r.prefill_measured_s}}},
+      {"decode", {{"steps", r.options.decode}, {"context", p.context}, {"predicted_s", r.decode.predicted_s},
+                  {"measured_s", r.decode.measured_s}, {"ratio", r.decode.ratio()}, {"predicted_tok_s", p.tok_s_total()},
+                  {"measured_tok_s", 1 / r.decode.measured_s}, {"predicted_stage_s", p.stage_s}, {"predicted_comm_s", p.comm_s}}},
+      {"comm", {{"measured", r.comm.measured}, {"transport", r.comm.measured ? r.comm.transport : "generic"},
+                {"shares_host", r.comm.shares_host}}}};
+  std::printf("%s\n", j.dump(2).c_str());
+}
+
 void run_validate(const PlanArgs& a) {
+  const ParallelPlan& layout = a.options.parallel;
+  if (layout.ep > 1) fail("--validate splits by --tp and --pp; --ep is planned but not validated");
+  ParallelCliOptions split;
+  split.tp = int(layout.tp);
+  split.pp = int(layout.pp);
+  split.tp_mode = a.tp_mode;
+  if (dist::Parallel* parallel = parallel_for(split)) return run_split_validate(a, split, *parallel);
   const HardwareSpec cpu = local_cpu(a);
   const ValidateResult r = validate_on_this_machine(resolve_model_path(a.model), cpu, a.validate_options);
   if (a.save_calibration) save_calibration(r, default_calibration_path());
@@ -181,6 +223,8 @@ void add_plan_command(CLI::App& app) {
   cmd->add_flag("--validate", a->validate, "run MODEL (a GGUF / checkpoint) here and compare with the prediction");
   cmd->add_option("--validate-prompt", a->validate_options.prompt, "prefill tokens for --validate")->capture_default_str();
   cmd->add_option("--validate-decode", a->validate_options.decode, "decode steps for --validate")->capture_default_str();
+  cmd->add_option("--tp-mode", a->tp_mode, "with --validate --tp under mpirun: gather or reduce (as ridge run --tp-mode)")
+      ->capture_default_str();
   cmd->add_flag("--save-calibration", a->save_calibration, "with --validate: keep the fitted overheads for later local plans");
   cmd->add_flag("--no-calibration", a->no_calibration, "ignore overheads saved by --validate --save-calibration");
   cmd->callback([a] { run_plan(*a); });

@@ -3,14 +3,20 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "backend/device.h"
+#include "backend/paged_forward.h"
 #include "core/error.h"
+#include "dist/world.h"
 #include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
+#include "plan/hardware.h"
+#include "plan/model_source.h"
 #include "plan/table.h"
 
 namespace ridge::plan {
@@ -98,6 +104,102 @@ ValidateResult validate_on_this_machine(const std::string& model_path, const Har
   r.decode.predicted_s = d.time.seconds;
   r.fitted = fit_overheads(r.prefill, options.prompt, r.decode);
   return r;
+}
+
+HardwareSpec split_host(const std::string& profile_path, int threads_per_rank, int ranks) {
+  const HardwareSpec one_rank = hardware_from_probe_profile(profile_path, threads_per_rank);
+  if (!plan_comm_model(one_rank).shares_host) return one_rank;
+  return hardware_from_probe_profile(profile_path, int64_t(threads_per_rank) * ranks);
+}
+
+SplitValidateResult validate_split_on_this_machine(const std::string& model_path, const HardwareSpec& host,
+                                                   const ValidateOptions& options, const SplitRun& run) {
+  if (options.prompt < 2 || options.decode < 1) fail("--validate needs a prompt of at least 2 tokens and 1 decode step");
+  if (!run.parallel || !run.parallel->distributed() || !run.parallel->is_driver() || !run.shard)
+    fail("validate_split_on_this_machine runs on world rank 0 of a split job");
+  const Model model = load_model(model_path, run.shard);
+  SplitValidateResult r;
+  r.options = options;
+  r.run = run;
+  r.plan = {run.parallel->sizes.tp, run.parallel->sizes.pp, 1};
+  r.inputs.spec = model.spec;  // whole: a shard keeps the full spec
+  r.inputs.precision = engine_precision(model);
+  // Rank 0 is the first stage: under PP another rank holds the output head, so read its type from the file.
+  if (!model.weights.output.present())
+    if (const auto file = resolve_plan_model(model_path).precision) r.inputs.precision.embeddings = file->embeddings;
+  r.inputs.hw = host;
+
+  {
+    // One sequence whose block table covers the prompt and every decode step.
+    PagedForwardConfig c;
+    c.n_threads = run.threads_per_rank;
+    c.n_ctx = options.prompt + options.decode + 1;
+    c.n_blocks = int32_t((c.n_ctx + c.block_size - 1) / c.block_size);
+    c.parallel = run.parallel;
+    const std::unique_ptr<PagedForward> forward = make_paged_forward(model, c);  // sends the workers the pool's shape
+    std::vector<BlockId> blocks(size_t(c.n_blocks));
+    for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = BlockId(b);
+    std::vector<float> logits;
+    auto pass = [&](std::span<const int32_t> tokens, int64_t position) {
+      const SequenceRun seq{int64_t(tokens.size()), position, blocks, LogitsWanted::Last};
+      forward->forward(TokenBatch{tokens, std::span(&seq, 1)}, logits);
+    };
+    // Warm-up, as in one process; the prompt then overwrites its KV from position 0.
+    pass(probe_tokens(std::min<int64_t>(8, options.prompt), model.spec.n_vocab, 1), 0);
+
+    const auto prompt = probe_tokens(options.prompt, model.spec.n_vocab, 11);
+    auto start = Clock::now();
+    pass(prompt, 0);
+    r.prefill_measured_s = seconds_since(start);
+
+    const auto next = probe_tokens(options.decode, model.spec.n_vocab, 29);
+    start = Clock::now();
+    for (int64_t i = 0; i < options.decode; ++i) pass(std::span(&next[size_t(i)], 1), options.prompt + i);
+    r.decode.measured_s = seconds_since(start) / double(options.decode);
+  }  // the forward's end stops the workers
+
+  // The plan's parallel section at batch 1, at the middle decode step's context.
+  r.comm = plan_comm_model(host);
+  r.predicted = parallel_decode(r.inputs, r.plan, 1, options.prompt + options.decode / 2);
+  r.decode.predicted_s = r.predicted.step_s;
+  return r;
+}
+
+std::string split_validate_report(const SplitValidateResult& r) {
+  const HardwareSpec& hw = r.inputs.hw;
+  std::string out = fmt::format("## Predicted vs measured, split TP={} x PP={} over {} ranks ({} thread{} each, --tp-mode {}): ",
+                                r.plan.tp, r.plan.pp, r.plan.devices(), r.run.threads_per_rank,
+                                r.run.threads_per_rank == 1 ? "" : "s", r.run.tp_mode);
+  out += fmt::format("{} on {} ({})\n", r.inputs.spec.name.empty() ? r.inputs.spec.arch : r.inputs.spec.name, hw.name, hw.note);
+  out += fmt::format("  formats: weights {} ({:.2f} bits), head {}, KV {}, activations {}\n", r.inputs.precision.weights.name,
+                     r.inputs.precision.weights.bits, r.inputs.precision.embeddings.name, r.inputs.precision.kv.name,
+                     r.inputs.precision.activations.name);
+  TextTable t({"phase", "predicted", "measured", "measured/predicted", "predicted tok/s", "measured tok/s"});
+  const double n = double(r.options.prompt);
+  t.add_row({fmt::format("prefill {} tokens", r.options.prompt), "-", format_seconds(r.prefill_measured_s), "-", "-",
+             format_number(n / r.prefill_measured_s)});
+  t.add_row({fmt::format("decode step (x{})", r.options.decode), format_seconds(r.decode.predicted_s),
+             format_seconds(r.decode.measured_s), format_number(r.decode.ratio()), format_number(1 / r.decode.predicted_s),
+             format_number(1 / r.decode.measured_s)});
+  out += t.render();
+  const ParallelDecode& p = r.predicted;
+  out += fmt::format("  predicted step = {} stage{} x {} roofline per rank + {} communication", r.plan.pp,
+                     r.plan.pp == 1 ? "" : "s", format_seconds(p.stage_s), format_seconds(p.comm_s));
+  out += fmt::format(" (plan -s parallel, batch 1, context {})\n", p.context);
+  const double gap = r.decode.measured_s - r.decode.predicted_s;
+  out += fmt::format("  each rank holds {} of weights; measured - predicted = {}{} per step\n",
+                     format_bytes(p.weight_bytes_per_device), gap < 0 ? "-" : "+", format_seconds(std::abs(gap)));
+  out += "  communication: " + describe_comm_model(r.comm) + "\n";
+  if (r.comm.shares_host)
+    out += fmt::format("  the ranks share this host: each runs on an even 1/{} of its probed bandwidth and peaks ({} threads)\n",
+                       r.plan.devices(), hw.threads);
+  if (!r.comm.measured)
+    out += "  the profile has no \"dist\" entry: each rank is priced as a whole host at its own threads, with a generic link\n"
+           "  (measure this machine's with mpirun -np 2 ridge probe --dist)\n";
+  if (r.plan.tp > 1 && r.run.tp_mode == "gather")
+    out += "  the planner prices TP as 2 all-reduces of the hidden state per layer; --tp-mode gather runs 4 all-gathers\n";
+  out += "  the prefill has no split prediction (the planner prices decode steps); its tokens/s is measured only\n";
+  return out + "\n";
 }
 
 std::string validate_report(const ValidateResult& r) {

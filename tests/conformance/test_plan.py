@@ -1,11 +1,18 @@
 """`ridge plan` and `ridge lint` from the command line: the seeds' headline numbers in --json, an
 SVG plot, lint findings, clear errors, and --validate on the default model with a probe profile
-written here (the measured numbers vary by machine; the test checks the report's shape)."""
+written here, in one process and split across two MPI ranks (the measured numbers vary by machine;
+the test checks the report's shape)."""
 import json
 import os
+import shutil
 import subprocess
 
 import pytest
+
+
+PROFILE = {"cpu": "test profile", "cores": 2, "read_bandwidth_gbs": {"1": 10.0, "2": 10.0},
+           "peak_f32_gflops": {"1": 200.0, "2": 250.0}, "peak_int8_gops": {"1": 600.0, "2": 550.0},
+           "l1d_kib": 48, "l2_kib": 2048, "l3_kib": 32768, "isa": ["avx2"], "memory_gib": 16}
 
 
 def run(ridge_bin, *args, env=None, timeout=300):
@@ -73,10 +80,7 @@ def test_validate_without_profile_says_run_probe(ridge_bin, tmp_path):
 
 def test_validate_default_model(ridge_bin, default_model, tmp_path):
     profile = tmp_path / "machine.json"
-    profile.write_text(json.dumps({
-        "cpu": "test profile", "cores": 2, "read_bandwidth_gbs": {"1": 10.0, "2": 10.0},
-        "peak_f32_gflops": {"1": 200.0, "2": 250.0}, "peak_int8_gops": {"1": 600.0, "2": 550.0},
-        "l1d_kib": 48, "l2_kib": 2048, "l3_kib": 32768, "isa": ["avx2"], "memory_gib": 16}))
+    profile.write_text(json.dumps(PROFILE))
     r = run(ridge_bin, "plan", "--validate", default_model, "--profile", str(profile), "--json",
             "--validate-prompt", "8", "--validate-decode", "2", timeout=900)
     assert r.returncode == 0, r.stderr
@@ -84,6 +88,35 @@ def test_validate_default_model(ridge_bin, default_model, tmp_path):
     for phase in ("prefill", "decode"):
         assert v[phase]["predicted_s"] > 0 and v[phase]["measured_s"] > 0
         assert v[phase]["ratio"] == pytest.approx(v[phase]["measured_s"] / v[phase]["predicted_s"])
+
+
+def test_validate_split_under_mpirun(ridge_bin, default_model, tmp_path):
+    """TP=2 over two ranks: rank 0 measures the split model's decode through both, and prints the
+    parallel section's prediction for the layout beside it (priced with the profile's measured
+    shared-memory links); the other rank prints nothing. Without mpirun the split is refused."""
+    mpirun = shutil.which("mpirun")
+    assert mpirun, "mpirun not found: tools/setup_deps.sh installs openmpi-bin"
+    profile = tmp_path / "machine.json"
+    fit = {"fit": {"latency_us": 2.0, "bandwidth_gbs": 1.0}}
+    profile.write_text(json.dumps({**PROFILE, "dist": {"all_reduce": fit, "send_recv": fit, "ranks": 2,
+                                                       "transport": "shared memory"}}))
+    args = ["plan", "--validate", default_model, "--hw", "local", "--tp", "2", "--profile", str(profile), "--json",
+            "--validate-prompt", "8", "--validate-decode", "4"]
+    alone = run(ridge_bin, *args)
+    assert alone.returncode == 1 and "mpirun -np 2" in alone.stderr
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    r = subprocess.run([mpirun, "-np", "2", "--bind-to", "none", ridge_bin, *args, "-t", "1"], capture_output=True,
+                       text=True, timeout=900, env=env)
+    assert r.returncode == 0, r.stderr
+    v = json.loads(r.stdout)  # rank 0's report only
+    assert v["split"] == {"tp": 2, "pp": 1, "ranks": 2, "threads_per_rank": 1, "tp_mode": "gather"}
+    assert v["comm"]["measured"] and v["comm"]["shares_host"]
+    d = v["decode"]
+    for key in ("predicted_s", "measured_s", "predicted_tok_s", "measured_tok_s", "predicted_stage_s", "predicted_comm_s"):
+        assert d[key] > 0, key
+    assert d["ratio"] == pytest.approx(d["measured_s"] / d["predicted_s"])
+    assert d["predicted_s"] == pytest.approx(d["predicted_stage_s"] + d["predicted_comm_s"])
+    assert v["prefill"]["tokens"] == 8 and v["prefill"]["measured_tok_s"] > 0
 
 
 @pytest.mark.parametrize("shape", ["deepseek-v3", "qwen3-30b-a3b"])
