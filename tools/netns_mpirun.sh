@@ -18,7 +18,8 @@
 #     `ridge probe --dist` tells hosts apart by them (gethostname), as across real machines;
 #   - inserts after the mpirun word: --hostfile, --mca plm_rsh_agent tools/netns_rsh.sh,
 #     --mca plm_rsh_no_tree_spawn 1, --mca btl tcp,self and --mca btl_tcp_if_include /
-#     oob_tcp_if_include SUBNET.0/24 (no shared-memory transport, TCP on the veth only);
+#     oob_tcp_if_include SUBNET.0/24 (no shared-memory transport, TCP on the veth only), and
+#     --bind-to none unless the command binds (each namespace would bind its rank to the same core);
 #   - kills what is left running in the namespaces (by their pids), deletes them (which removes the
 #     veth pair) and the hostfile's folder ($TMPDIR/ridge-netns-SUFFIX.*), after printing to stderr
 #     "netns_mpirun.sh: veth ... sent N bytes, received M bytes" (what crossed the veth, seen from A).
@@ -125,6 +126,10 @@ tmpdir=$(mktemp -d -t "ridge-netns-$SUFFIX.XXXXXX")
 printf '%s slots=%s\n%s slots=%s\n' "$ADDR_A" "$SLOTS" "$ADDR_B" "$SLOTS" >"$tmpdir/hostfile"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Each "host" sees all of this machine's cores and would bind its rank to core 0, the same core for
+# both: unbound unless the command says otherwise.
+bind=(--bind-to none)
+for arg in "$@"; do [[ "$arg" == --bind-to ]] && bind=(); done
 export RIDGE_NETNS_MAP="$ADDR_A=$NS_A $ADDR_B=$NS_B"
 # In the background, waited for, so that a signal reaches the traps at once; stdin passed on.
 # shellcheck disable=SC2016  # $0 and $@ are the inner shell's
@@ -132,7 +137,7 @@ ip netns exec "$NS_A" unshare --uts sh -c 'hostname "$0" && exec "$@"' "$NS_A" \
   "$MPIRUN" --hostfile "$tmpdir/hostfile" \
   --mca plm_rsh_agent "$AGENT" --mca plm_rsh_no_tree_spawn 1 \
   --mca btl tcp,self --mca btl_tcp_if_include "$SUBNET.0/24" --mca oob_tcp_if_include "$SUBNET.0/24" \
-  "$@" 0<&0 &
+  "${bind[@]}" "$@" 0<&0 &
 child=$!
 set +e
 wait "$child"

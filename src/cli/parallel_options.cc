@@ -14,7 +14,7 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
   g->add_option("--ep,--expert-parallel-size", o.ep, "expert-parallel ranks (1, or --tp: whole experts per rank)")
       ->capture_default_str();
   g->add_option("--pp-microbatches", o.pp_microbatches,
-                "pieces each step is cut into so pipeline stages overlap (0: one per stage; 1: no overlap)")
+                "pieces each step is cut into so pipeline stages overlap (0: one per stage, and 256-token chunks of long prompts; 1: no overlap)")
       ->capture_default_str();
   g->add_flag("--enable-dp-attention", o.dp_attention,
               "MoE with --ep = --tp: attention data-parallel (each rank its own sequences), tokens sent to their "

@@ -134,7 +134,13 @@ void StageForward::forward_pipelined(const TokenBatch& batch, std::vector<float>
   const bool first = p.stage == 0, last = p.stage == p.sizes.pp - 1;
   // As many pieces as stages keeps every stage busy once the pipeline is full; pieces below 16
   // tokens cost more in messages than they win, so small batches go whole.
-  const int n_pieces = p.sizes.microbatches > 0 ? p.sizes.microbatches : p.sizes.pp;
+  // By default one piece per stage, and pieces of at most kPieceTokens for long prompts: a later
+  // chunk attends over more positions, so equal halves of a long prompt leave the stages unbalanced
+  // (bench/parallel_side_by_side.py: PP=2 over 2,048 tokens, 2 pieces 1.22x one piece, 8 pieces 1.56x).
+  constexpr int64_t kPieceTokens = 256;
+  const int n_pieces = p.sizes.microbatches > 0
+                           ? p.sizes.microbatches
+                           : int(std::max<int64_t>(p.sizes.pp, int64_t(batch.tokens.size()) / kPieceTokens));
   const std::vector<BatchPiece> pieces = cut_batch(batch, n_pieces, 16);
   const int last_root = p.world_rank(p.sizes.pp - 1, 0);
   std::vector<float>& out = p.rank == last_root ? logits : piece_logits_;

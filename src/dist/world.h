@@ -15,7 +15,7 @@ struct ParallelSizes {
   int tp = 1;  // tensor parallel: heads, FFN columns and the vocabulary split across ranks
   int pp = 1;  // pipeline parallel: contiguous layer ranges, one per stage
   int ep = 1;  // expert parallel: 1, or tp (the tensor-parallel group owns whole experts instead of slices)
-  int microbatches = 0;  // pieces a pipeline cuts each step into (0: one per stage; 1: the step whole)
+  int microbatches = 0;  // pieces a pipeline cuts each step into (0: one per stage, long prompts in 256-token chunks; 1: whole)
   int world() const { return tp * pp; }
 };
 
