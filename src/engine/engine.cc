@@ -473,7 +473,8 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
     s.moe_expert_tokens = moe->per_expert();
     s.moe_layer_imbalance = moe->worst_imbalance();
     if (model_.shard && model_.shard->request.expert_parallel) {
-      // Rank 0 routes every token (the router is replicated), so it counts every rank's load.
+      // Rank 0 counts every token's routing (replicated router; summed over ranks under data-parallel
+      // attention), so it has every rank's load.
       s.moe_rank_tokens.clear();
       for (const Slice& experts : model_.shard->experts.parts) {
         uint64_t n = 0;

@@ -46,11 +46,11 @@ def rank_pids(mpirun_pid):
 
 
 class SplitServer:
-    def __init__(self, ridge_bin, model):
+    def __init__(self, ridge_bin, model, *extra):
         fd, self.log_path = tempfile.mkstemp(prefix="ridge-split-serve-", suffix=".log")
         env = {**ENV, "RIDGE_DIST_TIMEOUT": str(TIMEOUT_S)}
         cmd = [*mpirun(2), "-x", "RIDGE_DIST_TIMEOUT", ridge_bin, "serve", "-m", model, "--port", "0", "-t", "1",
-               "--ctx-size", "512", "--tp", "2"]
+               "--ctx-size", "512", "--tp", "2", *extra]
         with os.fdopen(fd, "wb") as log:
             self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env)
         deadline = time.monotonic() + 60
@@ -70,6 +70,9 @@ class SplitServer:
     def log(self):
         with open(self.log_path, errors="replace") as f:
             return f.read()
+
+    def request_metrics(self):
+        return request(self.url + "/metrics")
 
     def complete(self, prompt="The capital of France is", max_tokens=8):
         return request(self.url + "/v1/completions", {"prompt": prompt, "max_tokens": max_tokens, "temperature": 0})

@@ -154,8 +154,13 @@ void ModelForward::run_experts_dispatched(const LayerWeights& w, int64_t l) {
   // This rank's rows, grouped by expert: each destination's rows are one contiguous run.
   expert_in_.resize(size_t(rows * d));
   std::vector<int32_t> row_expert(static_cast<size_t>(rows));
+  // Every rank counts every rank's routing (an all-reduce of n_expert counts), so rank 0's
+  // per-expert and per-rank loads cover the whole batch.
+  std::vector<float> routed(static_cast<size_t>(s.n_expert));
+  for (int64_t e = 0; e < s.n_expert; ++e) routed[size_t(e)] = float(expert_begin_[size_t(e + 1)] - expert_begin_[size_t(e)]);
+  tp_.all_reduce_sum(routed.data(), s.n_expert);
   for (int64_t e = 0; e < s.n_expert; ++e) {
-    moe_stats_.add(l, e, uint64_t(expert_begin_[size_t(e + 1)] - expert_begin_[size_t(e)]));
+    moe_stats_.add(l, e, uint64_t(routed[size_t(e)]));
     for (int64_t i = expert_begin_[size_t(e)]; i < expert_begin_[size_t(e + 1)]; ++i) {
       std::copy_n(xn_.data() + expert_tokens_[size_t(i)] * d, d, expert_in_.data() + i * d);
       row_expert[size_t(i)] = int32_t(e);
