@@ -17,6 +17,11 @@
 namespace ridge::dist {
 namespace {
 
+// memcpy that allows empty buffers (a rank with nothing to send may pass a null pointer).
+void copy_bytes(void* to, const void* from, int64_t bytes) {
+  if (bytes > 0) std::memcpy(to, from, size_t(bytes));
+}
+
 struct Group {
   explicit Group(int n) : size(n), sync(n), published(size_t(n)), counts(size_t(n)), keys(size_t(n)), children(size_t(n)) {}
   int size;
@@ -46,7 +51,7 @@ class ThreadCommunicator final : public Communicator {
         for (int64_t i = 0; i < n; ++i) sum[size_t(i)] += x[i];
       }
     });
-    std::memcpy(data, sum.data(), size_t(n) * 4);
+    copy_bytes(data, sum.data(), n * 4);
   }
   void all_gather(const void* send, int64_t bytes, void* recv) override {
     std::vector<int64_t> counts(size_t(g_->size), bytes);
@@ -56,7 +61,7 @@ class ThreadCommunicator final : public Communicator {
     collective(send, [&] {
       auto* out = static_cast<uint8_t*>(recv);
       for (int r = 0; r < g_->size; ++r) {
-        std::memcpy(out, g_->published[size_t(r)], size_t(counts[size_t(r)]));
+        copy_bytes(out, g_->published[size_t(r)], counts[size_t(r)]);
         out += counts[size_t(r)];
       }
     });
@@ -81,8 +86,8 @@ class ThreadCommunicator final : public Communicator {
       for (int r = 0; r < g_->size; ++r) {
         const auto& o = *static_cast<const Out*>(g_->published[size_t(r)]);
         if (o.bytes[size_t(rank_)] != recv_bytes[size_t(r)]) fail("all_to_all_v: rank {} sends {} bytes, {} expected", r, o.bytes[size_t(rank_)], recv_bytes[size_t(r)]);
-        std::memcpy(static_cast<uint8_t*>(recv) + recv_offsets[size_t(r)],
-                    static_cast<const uint8_t*>(o.data) + o.offsets[size_t(rank_)], size_t(recv_bytes[size_t(r)]));
+        copy_bytes(static_cast<uint8_t*>(recv) + recv_offsets[size_t(r)],
+                   static_cast<const uint8_t*>(o.data) + o.offsets[size_t(rank_)], recv_bytes[size_t(r)]);
       }
     });
   }
@@ -91,20 +96,20 @@ class ThreadCommunicator final : public Communicator {
       if (rank_ != root) return;
       auto* out = static_cast<uint8_t*>(recv);
       for (int r = 0; r < g_->size; ++r) {
-        std::memcpy(out, g_->published[size_t(r)], size_t(counts[size_t(r)]));
+        copy_bytes(out, g_->published[size_t(r)], counts[size_t(r)]);
         out += counts[size_t(r)];
       }
     });
   }
   void broadcast(void* data, int64_t bytes, int root) override {
     collective(data, [&] {
-      if (rank_ != root) std::memcpy(data, g_->published[size_t(root)], size_t(bytes));
+      if (rank_ != root) copy_bytes(data, g_->published[size_t(root)], bytes);
     });
   }
   void send(const void* data, int64_t bytes, int dst, int tag) override {
     const auto* p = static_cast<const uint8_t*>(data);
     std::lock_guard lock(g_->mutex);
-    g_->mail[{rank_, dst, tag}].emplace_back(p, p + bytes);
+    g_->mail[{rank_, dst, tag}].emplace_back(p, p + (bytes > 0 ? bytes : 0));
     g_->arrived.notify_all();
   }
   void recv(void* data, int64_t bytes, int src, int tag) override {
@@ -112,7 +117,7 @@ class ThreadCommunicator final : public Communicator {
     auto& queue = g_->mail[{src, rank_, tag}];
     g_->arrived.wait(lock, [&] { return !queue.empty(); });
     if (int64_t(queue.front().size()) != bytes) fail("recv: {} bytes from rank {}, {} expected", queue.front().size(), src, bytes);
-    std::memcpy(data, queue.front().data(), size_t(bytes));
+    copy_bytes(data, queue.front().data(), bytes);
     queue.pop_front();
   }
   void barrier() override { g_->sync.arrive_and_wait(); }
