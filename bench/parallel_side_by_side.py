@@ -41,6 +41,15 @@ def bench(ridge, model, ranks, flags, test, reps, threads):
     return json.loads(out[out.index("{"):])["results"][0]["mean_tps"]
 
 
+def predicted_prefill(ridge, model, pp, prompt, threads):
+    """The planner's pipelined prefill: {pieces (1: whole, else chunked), and (1, 'one') for one process}."""
+    out = subprocess.run([ridge, "plan", model, "--hw", "local", "-t", str(threads), "-c", "64", "-b", "1", "-p",
+                          str(prompt), "-s", "parallel", "--json", "--pp", str(pp)], capture_output=True, text=True,
+                         check=True).stdout
+    rows = json.loads(out)["parallel"]["prefill"]
+    return {("one" if r["pp"] == 1 else r["pieces"]): r["tok_s"] for r in rows}
+
+
 def predicted_tps(ridge, model, flags, threads, one=False):
     out = subprocess.run([ridge, "plan", model, "--hw", "local", "-t", str(threads), "-c", "64", "-b", "1", "-s", "parallel",
                           "--json", *flags], capture_output=True, text=True, check=True).stdout
@@ -63,9 +72,10 @@ def main():
     model = a.model or default_model(a.ridge)
     T = a.threads
     decode = {"one process": (1, [], T), f"TP={T}": (T, ["--tp", str(T)], 1), f"PP={T}": (T, ["--pp", str(T)], 1)}
+    default_pieces = max(T, a.n_prompt // 256)
     prefill = {f"PP={T}, one piece": (T, ["--pp", str(T), "--pp-microbatches", "1"], 1),
-               f"PP={T}, {T} chunks": (T, ["--pp", str(T)], 1),
-               f"PP={T}, {4 * T} chunks": (T, ["--pp", str(T), "--pp-microbatches", str(4 * T)], 1),
+               f"PP={T}, {T} chunks": (T, ["--pp", str(T), "--pp-microbatches", str(T)], 1),
+               f"PP={T}, {default_pieces} chunks (default)": (T, ["--pp", str(T)], 1),
                "one process": (1, [], T)}
     got = {("tg", k): [] for k in decode} | {("pp", k): [] for k in prefill}
     for rnd in range(a.rounds):
@@ -77,25 +87,29 @@ def main():
     # The planner's table has the one-process row beside the split it is asked about.
     plan = {k: predicted_tps(a.ridge, model, flags or ["--tp", str(T)], T, one=not flags)
             for k, (ranks, flags, threads) in decode.items()}
+    pre = predicted_prefill(a.ridge, model, T, a.n_prompt, T)
+    pre_of = {f"PP={T}, one piece": pre.get(1), f"PP={T}, {default_pieces} chunks (default)": pre.get(default_pieces),
+              "one process": pre.get("one")}
     rows = []
     for (test, k), v in got.items():
         base = statistics.mean(got[(test, "one process")])
         row = {"test": f"tg{a.n_gen}" if test == "tg" else f"pp{a.n_prompt}", "layout": k, "tok_s": statistics.mean(v),
                "stdev": statistics.stdev(v) if len(v) > 1 else 0.0, "vs_one_process": statistics.mean(v) / base}
-        if test == "tg":
-            row["predicted_tok_s"] = plan[k]
-            row["predicted_vs_measured"] = plan[k] / row["tok_s"]
+        predicted = plan[k] if test == "tg" else pre_of.get(k)
+        if predicted:
+            row["predicted_tok_s"] = predicted
+            row["predicted_vs_measured"] = predicted / row["tok_s"]
         rows.append(row)
     if a.json:
         print(json.dumps({"model": model, "threads": T, "rounds": a.rounds, "rows": rows}, indent=1))
         return
     print(f"{os.path.basename(model)}, {T} cores, {a.rounds} interleaved rounds")
-    print(f"| {'test':8} | {'layout':22} | {'tok/s':>16} | {'vs one process':>14} | {'planner tok/s':>13} | {'plan/measured':>13} |")
-    print(f"|{'-' * 10}|{'-' * 24}|{'-' * 18}|{'-' * 16}|{'-' * 15}|{'-' * 15}|")
+    print(f"| {'test':8} | {'layout':26} | {'tok/s':>16} | {'vs one process':>14} | {'planner tok/s':>13} | {'plan/measured':>13} |")
+    print(f"|{'-' * 10}|{'-' * 28}|{'-' * 18}|{'-' * 16}|{'-' * 15}|{'-' * 15}|")
     for r in rows:
         p = f"{r['predicted_tok_s']:.1f}" if "predicted_tok_s" in r else ""
         q = f"{r['predicted_vs_measured']:.2f}" if "predicted_vs_measured" in r else ""
-        print(f"| {r['test']:8} | {r['layout']:22} | {r['tok_s']:8.1f} ± {r['stdev']:5.1f} | {r['vs_one_process']:13.2f}x | {p:>13} | {q:>13} |")
+        print(f"| {r['test']:8} | {r['layout']:26} | {r['tok_s']:8.1f} ± {r['stdev']:5.1f} | {r['vs_one_process']:13.2f}x | {p:>13} | {q:>13} |")
 
 
 if __name__ == "__main__":

@@ -37,6 +37,23 @@ ReportSection parallel_section(const PlanInputs& in, const PlanOptions& o) {
                       {"tok_s_total", r.tok_s_total()}});
     }
   }
+  // A prompt through the asked-for pipeline: in chunks (ridge's default) against one piece.
+  json prefill = json::array();
+  if (o.parallel.pp > 1) {
+    for (int64_t pieces : {int64_t(1), int64_t(0)}) {
+      const ParallelPrefill p = parallel_prefill(in, o.parallel, o.prompt, pieces);
+      s.notes.push_back(fmt::format("prefill of {} tokens over TP {} x PP {} in {} piece{}: {} ({} tok/s, {} in messages)",
+                                    o.prompt, o.parallel.tp, o.parallel.pp, p.pieces, p.pieces == 1 ? "" : "s",
+                                    format_seconds(p.seconds), format_number(p.tok_s()), format_seconds(p.comm_s)));
+      prefill.push_back({{"tp", o.parallel.tp}, {"pp", o.parallel.pp}, {"prompt", o.prompt}, {"pieces", p.pieces},
+                         {"seconds", p.seconds}, {"comm_s", p.comm_s}, {"tok_s", p.tok_s()}});
+    }
+    const PrefillPoint one = prefill_point(in, o.prompt);
+    s.notes.push_back(fmt::format("prefill of {} tokens in one process: {} ({} tok/s)", o.prompt,
+                                  format_seconds(one.time.seconds), format_number(one.tok_s())));
+    prefill.push_back({{"tp", 1}, {"pp", 1}, {"prompt", o.prompt}, {"pieces", 1}, {"seconds", one.time.seconds},
+                       {"comm_s", 0.0}, {"tok_s", one.tok_s()}});
+  }
   s.notes.push_back("TP: 2 all-reduces of the hidden state per layer and a gather of the logits' vocabulary slices;");
   s.notes.push_back("PP: stages add up per token (decode leaves bubbles), a send of the hidden state per hop;");
   s.notes.push_back("EP: experts split, attention data-parallel, 2 all-to-alls per MoE layer");
@@ -49,6 +66,7 @@ ReportSection parallel_section(const PlanInputs& in, const PlanOptions& o) {
   if (!comm.measured && in.hw.kind == "cpu")
     s.notes.push_back("the profile has no \"dist\" entry: measure this machine's with mpirun -np 2 ridge probe --dist");
   s.json = {{"rows", rows},
+            {"prefill", prefill},
             {"comm", {{"measured", comm.measured}, {"transport", comm.measured ? comm.transport : "generic"},
                       {"ranks", comm.ranks}, {"shares_host", comm.shares_host},
                       {"all_reduce_bus",

@@ -91,6 +91,44 @@ ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, i
   return r;
 }
 
+ParallelPrefill parallel_prefill(const PlanInputs& in, const ParallelPlan& plan, int64_t prompt, int64_t pieces,
+                                 double collective_latency_s) {
+  ParallelPrefill r;
+  r.plan = plan;
+  r.prompt = prompt;
+  r.pieces = pieces > 0 ? pieces : std::max<int64_t>(plan.pp, prompt / 256);
+  r.pieces = std::clamp<int64_t>(r.pieces, 1, prompt);
+  const CommModel comm = plan_comm_model(in.hw, collective_latency_s);
+  const HardwareSpec hw = rank_share(in.hw, comm, plan.devices());
+  const double act = in.precision.activations.bytes();
+  const int64_t stage_layers = std::max<int64_t>(1, in.spec.n_layer / plan.pp);
+  std::vector<double> done(size_t(plan.pp), 0.0);  // when each stage finished its latest chunk
+  for (int64_t i = 0, past = 0; i < r.pieces; ++i) {
+    const int64_t n = (prompt * (i + 1)) / r.pieces - past;
+    const bool last = i == r.pieces - 1;
+    const StepCost global = step_cost(in.spec, in.precision, {.n_seq = 1, .n_new = n, .n_past = past});
+    StepCost share = device_share(global, in.spec, plan);
+    // Only the last chunk projects onto the vocabulary (one row), on the last stage.
+    if (!last) std::erase_if(share.ops, [](const OpCost& op) { return op.name == "output_head"; });
+    const double hidden = double(n) * double(in.spec.n_embd) * act;
+    const double tp_s = tp_comm_seconds(comm, stage_layers, hidden, plan.tp);
+    const double hop_s = plan.pp > 1 ? send_seconds(comm, hidden) : 0.0;
+    const double compute = step_time(share, hw, in.overheads).seconds + tp_s;
+    double ready = 0;  // when the chunk's input is at the stage
+    for (int64_t st = 0; st < plan.pp; ++st) {
+      const double start = std::max(ready, done[size_t(st)]);
+      done[size_t(st)] = start + compute;
+      ready = done[size_t(st)] + hop_s;
+      r.comm_s += tp_s + (st + 1 < plan.pp ? hop_s : 0.0);
+    }
+    past += n;
+  }
+  const double logits = logits_comm_seconds(comm, double(in.spec.n_vocab) * act, plan.tp, plan.pp);
+  r.comm_s += logits;
+  r.seconds = done.back() + logits;
+  return r;
+}
+
 double moe_gemm_m(int64_t global_concurrency, int64_t top_k, int64_t n_expert) {
   return double(global_concurrency) * double(top_k) / double(n_expert);
 }

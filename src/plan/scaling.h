@@ -35,6 +35,20 @@ struct ParallelDecode {
 // host (measured over shared memory) each get an even share of its bandwidth, cores and memory.
 ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, int64_t batch, int64_t context,
                                double collective_latency_s = 5e-6);
+// A prompt through the split model as ridge runs it: `pieces` chunks of equal length (0: ridge's
+// default, one per stage and at most 256 tokens each) flow through the stages back to back; stage s
+// starts chunk i when it has finished chunk i - 1 and stage s - 1 has sent chunk i. A later chunk
+// attends over more positions, so chunks cost more as they go.
+struct ParallelPrefill {
+  ParallelPlan plan;
+  int64_t prompt = 0;
+  int64_t pieces = 0;
+  double seconds = 0;   // the last stage's end of the last chunk, plus the logits' way to rank 0
+  double comm_s = 0;    // the messages on the way (all-gathers / all-reduces, hops), summed
+  double tok_s() const { return double(prompt) / seconds; }
+};
+ParallelPrefill parallel_prefill(const PlanInputs& in, const ParallelPlan& plan, int64_t prompt, int64_t pieces = 0,
+                                 double collective_latency_s = 5e-6);
 // The hardware's measured communication, or the generic model over its link (memory when it has none).
 CommModel plan_comm_model(const HardwareSpec& hw, double collective_latency_s = 5e-6);
 
