@@ -7,6 +7,7 @@ so what this measures is what speculating costs when it does not pay, and whethe
 
     python3 bench/spec_concurrency_sweep.py [-m default] [-c 1,4,16,64] [-n 64] [--rounds 2]
         [--draft-model qwen2.5-coder-0.5b]   # with -m qwen2.5-coder-1.5b: auto over the draft model
+        [--temperature 1.0]                  # sampled outputs: drafts rejected more often
 """
 import argparse
 import json
@@ -27,9 +28,9 @@ def served_model(url):
         return json.loads(r.read())["data"][0]["id"]
 
 
-def sweep(ridge, url, levels, n, input_len, output_len):
+def sweep(ridge, url, levels, n, input_len, output_len, temperature=0.0):
     out = subprocess.run([ridge, "bench", "serve", "--base-url", url, "--model", served_model(url),
-                          "--sweep-concurrency", levels, "-n", str(n),
+                          "--sweep-concurrency", levels, "-n", str(n), "--temperature", str(temperature),
                           "--input-len", f"fixed:{input_len}", "--output-len", f"fixed:{output_len}", "--json", "-q"],
                          check=True, capture_output=True, text=True)
     data = json.loads(out.stdout)
@@ -48,6 +49,8 @@ def main():
     ap.add_argument("--output-len", type=int, default=64)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("-k", "--num-speculative-tokens", type=int, default=4)
+    ap.add_argument("--temperature", type=float, default=0.0,
+                    help="of every request: sampled outputs are a workload where drafts are rejected more often")
     a = ap.parse_args()
     k = ["--num-speculative-tokens", str(a.num_speculative_tokens), "--max-num-seqs", "64"]
     draft = ["--draft-model", a.draft_model] if a.draft_model else []
@@ -63,7 +66,7 @@ def main():
             stack.append(cm)
         for r in range(a.rounds):
             for name, url in servers.items():
-                got = sweep(a.ridge, url, a.concurrency, a.num_requests, a.input_len, a.output_len)
+                got = sweep(a.ridge, url, a.concurrency, a.num_requests, a.input_len, a.output_len, a.temperature)
                 for c in levels:
                     runs[name][c].append(got[c])
                 print(f"round {r + 1} {name:<7} " + "  ".join(f"c{c} {got[c]:.1f}" for c in levels), file=sys.stderr)
@@ -71,7 +74,8 @@ def main():
         for cm in reversed(stack):
             cm.__exit__(None, None, None)
     always = "draft model" if a.draft_model else "prompt lookup"
-    print(f"\n{a.model}: output tok/s by concurrency, mean of {a.rounds} rounds; 'always' = {always} on every decode")
+    print(f"\n{a.model}: output tok/s by concurrency, mean of {a.rounds} rounds, temperature {a.temperature}; "
+          f"'always' = {always} on every decode")
     print("| concurrency | off | auto | auto / off | always | always / off |")
     print("|---|---|---|---|---|---|")
     for c in levels:

@@ -63,6 +63,8 @@ void validate_and_fill(BenchServeArgs& a) {
   c.endpoint.api = parse_api_kind(a.endpoint);
   parse_base_url(c.endpoint.base_url);
   c.endpoint.ignore_eos = !a.no_ignore_eos;
+  if (!(c.endpoint.temperature >= 0) || !(c.endpoint.top_p > 0 && c.endpoint.top_p <= 1))
+    fail("--temperature must be >= 0 and --top-p in (0, 1] (got {} and {})", c.endpoint.temperature, c.endpoint.top_p);
   c.load.request_rate = parse_rate(a.rate);
   c.load.arrival = parse_arrival(a.arrival);
   c.load.seed = c.workload.seed;
@@ -177,6 +179,9 @@ void add_bench_serve_command(CLI::App& bench) {
   cmd->add_option("--slo", a->slo, "Goodput objectives, e.g. ttft=1s,tpot=50ms")->type_name("SPEC");
   cmd->add_option("--timeout", c.endpoint.timeout_s, "Seconds to connect, or to wait between two chunks")->capture_default_str();
   cmd->add_flag("--no-ignore-eos", a->no_ignore_eos, "Do not send ignore_eos (for servers that reject it)");
+  cmd->add_option("--temperature", c.endpoint.temperature, "Sampling temperature of every request (0: greedy)")
+      ->capture_default_str();
+  cmd->add_option("--top-p", c.endpoint.top_p, "Nucleus sampling threshold of every request (1: off)")->capture_default_str();
   cmd->add_option("--sweep-rates", a->sweep_rates, "Run each request rate in turn, e.g. 1,2,4,8,inf")
       ->type_name("RATES")
       ->delimiter(',');

@@ -59,7 +59,8 @@ json request_body(const Endpoint& e, const RequestSpec& r) {
                {"max_tokens", r.max_tokens},
                {"stream", true},
                {"stream_options", {{"include_usage", true}}},
-               {"temperature", 0.0}};
+               {"temperature", e.temperature}};
+  if (e.top_p < 1) body["top_p"] = e.top_p;
   if (e.ignore_eos) body["ignore_eos"] = true;
   if (e.api == ApiKind::Chat) {
     body["messages"] = json::array();

@@ -18,6 +18,8 @@ struct Endpoint {
   std::string model = "default";
   std::string api_key;     // sent as a bearer token when set
   bool ignore_eos = true;  // llama.cpp's and vLLM's extension: outputs run to max_tokens
+  double temperature = 0;  // 0: greedy; above it sampled (speculation's acceptance falls with it)
+  double top_p = 1;        // sent when below 1
   double timeout_s = 600;  // connect, and wait between two reads
 };
 

@@ -69,6 +69,12 @@ TEST(LoadgenOpenAi, BuildsStreamingBodiesForBothEndpoints) {
   EXPECT_EQ(completion["stream_options"]["include_usage"], true);
   EXPECT_EQ(completion["ignore_eos"], true);
   EXPECT_EQ(completion["model"], "m");
+  EXPECT_EQ(completion["temperature"], 0.0);
+  EXPECT_FALSE(completion.contains("top_p"));
+  e.temperature = 0.8;
+  e.top_p = 0.9;
+  EXPECT_EQ(request_body(e, r)["temperature"], 0.8);
+  EXPECT_EQ(request_body(e, r)["top_p"], 0.9);
   e.api = ApiKind::Chat;
   e.ignore_eos = false;
   const json chat = request_body(e, r);
