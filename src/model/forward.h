@@ -126,6 +126,8 @@ class ModelForward final : private LayerPass {
   // full (rows, parts.total()) from every rank's columns (TpMode::Gather).
   void gather_columns(const float* local, int64_t rows, const Partition& parts, std::vector<float>& full);
   bool gather_mode() const;  // a tensor-parallel split put together by all-gathers
+  // gate[i] = act(gate[i]) * up[i] over n values: the bits the fused SwiGLU / GeGLU prologue gives.
+  void activate(float* gate, const float* up, int64_t n) const;
   // x_ += (post-normed) out; `partial`: out is this rank's share of a sum split across ranks.
   void add_residual(float* out, const WeightRef& post_norm, int64_t n_tokens, bool partial);
   bool split_attention() const;  // attention heads split across ranks
@@ -189,6 +191,7 @@ class ModelForward final : private LayerPass {
   std::vector<float> moe_out_;          // (n_tokens, n_embd)
   // Data-parallel attention: the rows this rank computes for the others, and their experts.
   std::vector<float> dispatched_in_, dispatched_out_;
+  std::vector<float> dispatched_grouped_, dispatched_grouped_out_;  // the received rows by expert, and their outputs
   std::vector<int32_t> dispatched_expert_;
 };
 

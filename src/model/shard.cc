@@ -213,6 +213,12 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
     if (gather) rows(w, embd);
     else cols(w, inputs);
   };
+  // A gated FFN of the given width: gate and up by rows, down as above.
+  auto gated = [&](WeightRef& gate, WeightRef& up, WeightRef& d, Slice width) {
+    rows(gate, width);
+    rows(up, width);
+    down(d, width);
+  };
 
   if (shard.first_stage()) whole(weights.token_embd);
   else weights.token_embd = {};
@@ -246,9 +252,7 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
     } else {
       for (WeightRef* m : {&w.wq, &w.wk, &w.wv, &w.bq, &w.bk, &w.bv, &w.wo}) whole(*m);
     }
-    rows(w.w_gate, ff);
-    rows(w.w_up, ff);
-    down(w.w_down, ff);
+    gated(w.w_gate, w.w_up, w.w_down, ff);
     for (int64_t e = 0; e < int64_t(w.experts.size()); ++e) {
       ExpertWeights& x = w.experts[size_t(e)];
       if (!shard.holds_expert(e)) {
@@ -259,13 +263,9 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
         for (WeightRef* m : {&x.w_gate, &x.w_up, &x.w_down}) whole(*m);
         continue;
       }
-      rows(x.w_gate, ff_expert);
-      rows(x.w_up, ff_expert);
-      down(x.w_down, ff_expert);
+      gated(x.w_gate, x.w_up, x.w_down, ff_expert);
     }
-    rows(w.shared_gate, shared);
-    rows(w.shared_up, shared);
-    down(w.shared_down, shared);
+    gated(w.shared_gate, w.shared_up, w.shared_down, shared);
   }
 
   int64_t total = 0;

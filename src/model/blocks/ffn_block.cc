@@ -25,8 +25,7 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
   if (width) {
     // Each rank activates its columns (the bits the fused prologue gives), then all of them
     // together go through this rank's rows of down.
-    if (s.ffn_activation == FfnActivation::GeGlu) cpu::geglu_table(gate_.data(), up_.data(), int64_t(gate_.size()));
-    else ref::swiglu(gate_.data(), up_.data(), int64_t(gate_.size()));
+    activate(gate_.data(), up_.data(), int64_t(gate_.size()));
     gather_columns(gate_.data(), n, *width, gathered_);
     output_rows(down, gathered_.data(), n, out);
     return;
@@ -34,6 +33,11 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
   const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
                                                             : cpu::MatmulPrologue::Kind::SwiGlu;
   matmul({job(down, out)}, gate_.data(), n, {act, nullptr, 0.0f, up_.data()});
+}
+
+void ModelForward::activate(float* gate, const float* up, int64_t n) const {
+  if (spec_.ffn_activation == FfnActivation::GeGlu) return cpu::geglu_table(gate, up, n);
+  ref::swiglu(gate, up, n);
 }
 
 void ModelForward::add_residual(float* out, const WeightRef& post_norm, int64_t n, bool partial) {

@@ -7,7 +7,6 @@
 #include <cmath>
 #include <numeric>
 
-#include "kernels/cpu/gelu_table.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/norm.h"
 #include "model/forward.h"
@@ -127,8 +126,7 @@ void ModelForward::run_experts(const LayerWeights& w, int64_t l, int64_t n) {
   }
   cpu::matmul_grouped(inputs, gate_up, *pool_, matmul_scratch_);
   if (sliced) {
-    if (s.ffn_activation == FfnActivation::GeGlu) cpu::geglu_table(gate_.data(), up_.data(), int64_t(gate_.size()));
-    else ref::swiglu(gate_.data(), up_.data(), int64_t(gate_.size()));
+    activate(gate_.data(), up_.data(), int64_t(gate_.size()));
     tp_.gather_columns(gate_.data(), rows, model_.shard->ff_expert, gathered_.data());
   }
   cpu::matmul_grouped(activated, down, *pool_, matmul_scratch_);
@@ -201,7 +199,10 @@ void ModelForward::run_experts_dispatched(const LayerWeights& w, int64_t l) {
   for (int64_t e = 0; e < mine.count; ++e) begin[size_t(e + 1)] += begin[size_t(e)];
   std::vector<int64_t> fill(begin.begin(), begin.end() - 1);
   for (int64_t i = 0; i < n_recv; ++i) order[size_t(fill[size_t(dispatched_expert_[size_t(i)] - mine.begin)]++)] = i;
-  std::vector<float> grouped(size_t(n_recv * d)), grouped_out(size_t(n_recv * d));
+  std::vector<float>& grouped = dispatched_grouped_;
+  std::vector<float>& grouped_out = dispatched_grouped_out_;  // members: no allocation per layer
+  grouped.resize(size_t(n_recv * d));
+  grouped_out.resize(size_t(n_recv * d));
   for (int64_t i = 0; i < n_recv; ++i)
     std::copy_n(dispatched_in_.data() + order[size_t(i)] * d, d, grouped.data() + i * d);
   gate_.resize(size_t(n_recv * ff));
