@@ -2,7 +2,8 @@
 # Install what ridge needs to build (Debian packages). Safe to re-run: only missing packages are installed.
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-          libbenchmark-dev libcpp-httplib-dev pkg-config python3 python3-pip libopenmpi-dev openmpi-bin)
+          libbenchmark-dev libcpp-httplib-dev pkg-config python3 python3-pip libopenmpi-dev openmpi-bin
+          libucx-dev libzmq3-dev libmsgpack-cxx-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

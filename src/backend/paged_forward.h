@@ -25,6 +25,7 @@ struct PagedForwardConfig {
   int32_t n_blocks = 1;
   int64_t n_ctx = 0;       // longest sequence (CUDA: RoPE table and decode graphs are sized by it)
   dist::Parallel* parallel = nullptr;  // set and distributed: the model is split across ranks (dist/lockstep.h)
+  const KvAllocator* kv_allocator = nullptr;  // CPU: the KV store's memory from a KV transport
 };
 
 class PagedForward {
@@ -39,6 +40,8 @@ class PagedForward {
   virtual void forward(const TokenBatch& batch, std::vector<float>& logits) = 0;
   // Tokens routed to each expert of each MoE layer so far; nullptr for dense models.
   virtual const MoeStats* moe_stats() const { return nullptr; }
+  // The KV store in host memory (the CPU pass), which a KV transfer reads and writes; else nullptr.
+  virtual KvStore* host_kv_store() { return nullptr; }
 };
 
 // The CPU pass: ModelForward over a KvStore.

@@ -10,6 +10,7 @@
 
 #include "chat/tool_format.h"
 #include "cli/commands.h"
+#include "cli/disagg_options.h"
 #include "cli/engine_options.h"
 #include "core/error.h"
 #include "serve/engine_backend.h"
@@ -20,6 +21,7 @@ namespace {
 
 struct ServeOptions {
   EngineCliOptions engine;
+  DisaggCliOptions disagg;
   ServerConfig server;
   std::string served_model_name;
   std::string tool_call_parser;  // overrides the tool format detected from the chat template
@@ -44,7 +46,9 @@ void serve(ServeOptions& o) {
 
   const auto m = load_model_for_engine(o.engine);
   if (run_as_worker(o.engine, *m)) return;
-  Engine engine(m->model, m->tokenizer, engine_config(o.engine, *m));
+  EngineConfig engine_cfg = engine_config(o.engine, *m);
+  const std::unique_ptr<Disaggregation> disagg = setup_disaggregation(o.disagg, engine_cfg);
+  Engine engine(m->model, m->tokenizer, engine_cfg);
   print_memory_plan(engine, *m);
   auto tools = chat::select_tool_format(m->chat.source, m->chat.format, o.tool_call_parser);
   EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools);
@@ -55,6 +59,7 @@ void serve(ServeOptions& o) {
   config.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
   config.shutdown_grace = std::chrono::milliseconds(int64_t(o.shutdown_grace_s * 1000));
   HttpServer server(backend, config);
+  if (disagg) attach_disaggregation(*disagg, engine, m->model, server);
   const int port = server.bind();
   engine.start();
   std::fprintf(stderr, "ridge serve: %s (context %lld) on http://%s:%d/ (OpenAI API under /v1, metrics at /metrics)\n",
@@ -91,6 +96,7 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();
   cmd->add_option("--http-threads", s.http_threads, "connections served at once (more wait their turn)")->capture_default_str();
   add_engine_options(cmd, o->engine);
+  add_disagg_options(cmd, o->disagg);
   cmd->callback([o] { serve(*o); });
 }
 

@@ -24,7 +24,9 @@ void BatchRunner::run(const StepPlan& plan, const Scheduler& scheduler, const Kv
     }
   }
   if (runs_.empty()) return;
-  forward_.forward(TokenBatch{tokens_, runs_}, logits_);
+  TokenBatch batch{tokens_, runs_};
+  batch.on_layer_kv = layer_hook_;
+  forward_.forward(batch, logits_);
 }
 
 std::span<const float> BatchRunner::logits(size_t i, size_t row) const {

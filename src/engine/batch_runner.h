@@ -3,6 +3,7 @@
 // of many requests) packed into a TokenBatch over the paged KV store, copy-on-write copies done
 // first. The only place where scheduler ids meet tensors.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -24,8 +25,11 @@ class BatchRunner {
   std::span<const RequestId> sampling_requests() const { return sampling_; }
   std::span<const float> logits(size_t i, size_t row = 0) const;
   size_t n_rows(size_t i) const { return rows_[i + 1] - rows_[i]; }
+  // Called after each layer's K/V is in the store during the next run() (nullptr: none).
+  void set_layer_hook(const std::function<void(int64_t layer)>* hook) { layer_hook_ = hook; }
 
  private:
+  const std::function<void(int64_t layer)>* layer_hook_ = nullptr;
   PagedForward& forward_;  // the pass and its KV store, on the CPU or a GPU
   std::vector<int32_t> tokens_;
   std::vector<SequenceRun> runs_;

@@ -93,10 +93,15 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     : model_(model), tokenizer_(tokenizer) {
   config_ = resolve(model, config, memory_plan_);
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
-  scheduler_ = std::make_unique<Scheduler>(
-      SchedulerConfig{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities}, *kv_);
-  forward_ = make_paged_forward(model, {config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
-                                        memory_plan_.n_blocks, config_.n_ctx, config_.parallel});
+  SchedulerConfig sc{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities};
+  if (config_.remote_prefill) sc.remote_prefill_min_tokens = std::max<int64_t>(1, config_.remote_prefill->min_tokens());
+  scheduler_ = std::make_unique<Scheduler>(sc, *kv_);
+  PagedForwardConfig fc{config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
+                        memory_plan_.n_blocks, config_.n_ctx, config_.parallel};
+  fc.kv_allocator = config_.kv_allocator;
+  forward_ = make_paged_forward(model, fc);
+  if ((config_.remote_prefill || config_.kv_allocator) && !forward_->host_kv_store())
+    fail("disaggregated prefill/decode needs the KV pool in host memory (--device cpu, one process)");
   runner_ = std::make_unique<BatchRunner>(*forward_);
   if (config_.draft_model) {
     if (config_.draft_model->spec.n_vocab != model.spec.n_vocab)
@@ -116,6 +121,8 @@ Engine::~Engine() { stop(); }
 
 int64_t Engine::weight_bytes() const { return weight_bytes_of(model_); }
 
+const KvStore* Engine::host_kv_store() const { return forward_->host_kv_store(); }
+
 RequestId Engine::submit(RequestOptions options, EventCallback on_event) {
   using Kind = SubmitError::Kind;
   const auto n_prompt = int64_t(options.prompt.size());
@@ -132,6 +139,10 @@ RequestId Engine::submit(RequestOptions options, EventCallback on_event) {
     validate(options.sampling);
   } catch (const Error& e) {
     throw SubmitError(Kind::BadRequest, e.what());
+  }
+  if (options.kv_sink) {
+    if (!forward_->host_kv_store()) throw SubmitError(Kind::BadRequest, "this instance cannot send K/V (its pool is not in host memory)");
+    options.max_tokens = 1;
   }
   if (options.grammar && options.grammar->vocab().n_vocab() != tokenizer_.n_vocab())
     throw SubmitError(Kind::BadRequest, "the grammar was compiled for another vocabulary");
@@ -168,13 +179,16 @@ TokenEvent Engine::event_for(RequestId id, const Live& live) const {
 void Engine::drain_inbox(Events& events) {
   std::deque<std::pair<RequestId, std::unique_ptr<Live>>> inbox;
   std::vector<RequestId> cancels;
+  std::vector<Handoff> handoffs;
   {
     std::lock_guard lock(mutex_);
     inbox.swap(inbox_);
     cancels.swap(cancels_);
+    handoffs.swap(handoffs_);
   }
   for (auto& [id, live] : inbox) {
     NewRequest r{id, live->options.prompt, live->options.max_tokens, live->options.priority, live->options.after_prefill_of};
+    r.prefill_only = live->options.kv_sink != nullptr;
     scheduler_->add(std::move(r));
     if (live->matcher) ++own_.grammar_requests;
     own_.prompt_tokens += int64_t(live->options.prompt.size());
@@ -186,11 +200,76 @@ void Engine::drain_inbox(Events& events) {
     if (it == live_.end()) continue;
     if (std::find(finished_.begin(), finished_.end(), id) != finished_.end()) continue;
     TokenEvent e = event_for(id, *it->second);
-    scheduler_->abort(id);
+    scheduler_->abort(id);  // a request waiting for another instance's K/V: its blocks are quarantined
+    if (config_.remote_prefill) config_.remote_prefill->cancel(id);
     e.finish = FinishReason::Abort;
     ++own_.requests_aborted;
     events.emplace_back(&it->second->on_event, std::move(e));
     finished_.push_back(id);
+  }
+  finish_handoffs(handoffs, events);
+  free_expired_quarantines();
+}
+
+void Engine::finish_handoffs(std::vector<Handoff>& handoffs, Events& events) {
+  for (Handoff& h : handoffs) {
+    if (h.released) {  // a prefill-only request's transfer is over: free its blocks, end it
+      auto it = live_.find(h.id);
+      if (it == live_.end() || std::find(finished_.begin(), finished_.end(), h.id) != finished_.end()) continue;
+      TokenEvent e = event_for(h.id, *it->second);
+      scheduler_->abort(h.id);
+      e.finish = h.ok ? FinishReason::Stop : FinishReason::Abort;
+      ++(h.ok ? own_.kv_transfers_sent : own_.kv_send_failures);
+      own_.kv_bytes_sent += it->second->options.kv_sink->bytes_sent();
+      ++(h.ok ? own_.requests_finished_stop : own_.requests_aborted);
+      events.emplace_back(&it->second->on_event, std::move(e));
+      finished_.push_back(h.id);
+      continue;
+    }
+    const RemotePrefillResult& r = h.result;
+    if (r.ok) {
+      ++own_.remote_prefills;
+      own_.kv_bytes_received += r.bytes;
+      own_.kv_transfer_seconds += r.seconds;
+      const auto bucket = std::lower_bound(kKvTransferBuckets.begin(), kKvTransferBuckets.end(), r.seconds) - kKvTransferBuckets.begin();
+      ++own_.kv_transfer_histogram[size_t(bucket)];
+    } else if (live_.contains(h.id) && std::find(finished_.begin(), finished_.end(), h.id) == finished_.end()) {
+      std::fprintf(stderr, "remote prefill of request %lld failed, computing it here: %s\n", (long long)h.id, r.error.c_str());
+    }
+    scheduler_->remote_prefill_done(h.id, r.ok);
+    // The transfer is over; a peer that timed out might still be writing, so wait a little longer.
+    if (std::optional<SeqId> q = scheduler_->take_quarantine(h.id))
+      quarantined_.push_back({*q, Clock::now() + std::chrono::seconds(2)});
+  }
+}
+
+void Engine::free_expired_quarantines() {
+  const auto now = Clock::now();
+  std::erase_if(quarantined_, [&](const Quarantined& q) {
+    if (q.until > now) return false;
+    kv_->free(q.seq);
+    return true;
+  });
+}
+
+void Engine::start_remote_prefills(const StepPlan& plan) {
+  for (const RemotePrefillStart& s : plan.remote_prefills) {
+    RemotePrefillJob job;
+    job.id = s.id;
+    const std::span<const int32_t> tokens = scheduler_->tokens(s.id);
+    job.tokens.assign(tokens.begin(), tokens.begin() + s.first_position + s.n_tokens);
+    job.first_position = s.first_position;
+    const std::span<const BlockId> table = kv_->block_table(s.id);
+    job.blocks.assign(table.begin() + s.first_position / config_.block_size, table.end());
+    config_.remote_prefill->start(std::move(job), [this](RemotePrefillResult result) {
+      std::lock_guard lock(mutex_);
+      Handoff h;
+      h.id = result.id;
+      h.ok = result.ok;
+      h.result = std::move(result);
+      handoffs_.push_back(std::move(h));
+      wake_.notify_one();
+    });
   }
 }
 
@@ -463,6 +542,11 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
   s.evictions = c.evictions;
   s.tokens_prefilled = c.tokens_prefilled;
   s.tokens_decoded = c.tokens_decoded;
+  s.awaiting_remote = c.awaiting_remote;
+  s.remote_prefill_failures = c.remote_prefill_failures;
+  s.kv_tokens_received = c.tokens_received;
+  s.kv_blocks_quarantined = 0;
+  for (const Quarantined& q : quarantined_) s.kv_blocks_quarantined += int64_t(kv_->block_table(q.seq).size());
   if (plan) {
     ++s.steps;
     s.step_seconds += step_seconds;
@@ -504,12 +588,50 @@ bool Engine::step() {
     Live& live = *live_.at(s.id);
     if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
   }
+  for (const RemotePrefillStart& s : plan.remote_prefills) {
+    Live& live = *live_.at(s.id);
+    if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
+  }
+  start_remote_prefills(plan);
+  if (plan.empty()) {  // only requests that wait for another instance's K/V
+    scheduler_->on_step_done({});
+    publish_stats(0, nullptr);
+    deliver(events);
+    return !plan.remote_prefills.empty();
+  }
+  // Prefill-only requests stream each layer's K/V as soon as it is written.
+  struct SinkRun {
+    KvSink* sink;
+    RequestId id;
+    int64_t end;
+  };
+  std::vector<SinkRun> sinks;
+  for (const ScheduledRequest& s : plan.requests)
+    if (KvSink* sink = live_.at(s.id)->options.kv_sink.get()) sinks.push_back({sink, s.id, s.first_position + s.n_tokens});
+  const std::function<void(int64_t)> layer_hook = [&](int64_t layer) {
+    for (const SinkRun& x : sinks) x.sink->on_layer(layer, kv_->block_table(x.id), x.end);
+  };
+  runner_->set_layer_hook(sinks.empty() ? nullptr : &layer_hook);
   start_masks(plan);
   forward_started_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   runner_->run(plan, *scheduler_, *kv_);
   forward_started_ns_.store(0, std::memory_order_relaxed);
+  runner_->set_layer_hook(nullptr);
   finish_masks();
   sample_step(events);
+  for (const SinkRun& x : sinks) {
+    if (!scheduler_->prefill_complete(x.id)) continue;
+    x.sink->finish([this, id = x.id](bool ok, const std::string& error) {
+      if (!ok) std::fprintf(stderr, "KV transfer of request %lld failed: %s\n", (long long)id, error.c_str());
+      std::lock_guard lock(mutex_);
+      Handoff h;
+      h.id = id;
+      h.released = true;
+      h.ok = ok;
+      handoffs_.push_back(std::move(h));
+      wake_.notify_one();
+    });
+  }
   const double seconds = seconds_between(start, Clock::now());
   step_cost_.observe(plan.n_tokens, seconds_between(target_start, Clock::now()));
   publish_stats(seconds, &plan);
@@ -524,8 +646,17 @@ double Engine::forward_running_seconds() const {
 }
 
 void Engine::run_until_idle() {
-  while (step()) {
+  for (;;) {
+    if (step()) continue;
+    if (!scheduler_->has_work()) return;
+    wait_for_news();  // requests wait for other instances (disaggregated)
   }
+}
+
+void Engine::wait_for_news() {
+  std::unique_lock lock(mutex_);
+  wake_.wait_for(lock, std::chrono::milliseconds(50),
+                 [&] { return stopping_ || !inbox_.empty() || !cancels_.empty() || !handoffs_.empty(); });
 }
 
 void Engine::abort_all() {
@@ -548,15 +679,20 @@ void Engine::loop() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, [&] { return stopping_ || !inbox_.empty() || !cancels_.empty() || scheduler_->has_work(); });
+      wake_.wait(lock, [&] {
+        return stopping_ || !inbox_.empty() || !cancels_.empty() || !handoffs_.empty() || scheduler_->has_work() ||
+               !quarantined_.empty();
+      });
       if (stopping_) break;
     }
+    bool ran = false;
     try {
-      step();
+      ran = step();
     } catch (const std::exception& e) {  // a failed step ends its requests, never the server
       std::fprintf(stderr, "engine step failed: %s\n", e.what());
       abort_all();
     }
+    if (!ran) wait_for_news();  // only requests waiting for other instances, or blocks in quarantine
   }
   abort_all();
 }

@@ -9,6 +9,7 @@
 // (start()/stop(): the server). Callbacks run on the thread that runs the step and must be quick
 // (hand the event to a queue; never call back into the engine from a callback).
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -24,6 +25,7 @@
 #include "backend/device.h"
 #include "engine/engine_stats.h"
 #include "engine/finish_reason.h"
+#include "engine/kv_handoff.h"
 #include "engine/sampler.h"
 #include "grammar/compiled_grammar.h"
 #include "engine/scheduler.h"
@@ -31,6 +33,7 @@
 #include "spec/ngram_proposer.h"
 #include "spec/spec_policy.h"
 #include "kv/kv_dtype.h"
+#include "kv/kv_store.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -67,6 +70,9 @@ struct EngineConfig {
   spec::NgramOptions ngram;
   const Model* draft_model = nullptr;  // with the target's vocabulary; must outlive the engine
   dist::Parallel* parallel = nullptr;  // the model is split across ranks (dist/world.h); this is rank 0
+  // Disaggregated decode: long prompts are prefilled by another instance (engine/kv_handoff.h).
+  std::shared_ptr<RemotePrefill> remote_prefill;
+  const KvAllocator* kv_allocator = nullptr;  // the KV pool's memory (a KV transport's registered memory)
 };
 
 struct RequestOptions {
@@ -84,6 +90,9 @@ struct RequestOptions {
   // tokenizer); bytes the grammar forces are appended without running the model (jump-forward).
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
   bool jump_forward = true;
+  // Disaggregated prefill: compute the prompt's K/V into this sink and sample nothing; the last
+  // event (Stop, or Abort when the transfer failed) comes once the sink has released the blocks.
+  std::shared_ptr<KvSink> kv_sink;
 };
 
 // One per sampled token; the last event of a request has finish != None (it may carry no token).
@@ -143,6 +152,8 @@ class Engine {
   void stop();  // cancels what is left (each gets its Abort event) and joins the loop
 
   EngineStats stats() const;
+  // The KV pool in host memory (nullptr on a GPU): what a KV transfer sends from.
+  const KvStore* host_kv_store() const;
 
  private:
   struct Live;  // a request in flight: its options, sampler, detokenizer, stop matcher, callback
@@ -162,6 +173,22 @@ class Engine {
   void deliver(Events& events);  // callbacks, outside the lock; finished requests are dropped after
   void abort_all();
   void loop();
+  void wait_for_news();  // after a step that ran nothing: sleep until something arrives (or briefly)
+  // Disaggregation: completions from other threads (a sink released, a remote prefill over).
+  struct Handoff {
+    RequestId id = 0;
+    bool released = false;  // true: a KvSink's blocks; false: a RemotePrefill's result
+    bool ok = false;
+    RemotePrefillResult result;
+  };
+  void start_remote_prefills(const StepPlan& plan);
+  void finish_handoffs(std::vector<Handoff>& handoffs, Events& events);
+  void free_expired_quarantines();
+  struct Quarantined {
+    SeqId seq;
+    std::chrono::steady_clock::time_point until;
+  };
+  std::vector<Quarantined> quarantined_;
 
   const Model& model_;
   const Tokenizer& tokenizer_;
@@ -186,6 +213,7 @@ class Engine {
   std::condition_variable wake_;
   std::deque<std::pair<RequestId, std::unique_ptr<Live>>> inbox_;
   std::vector<RequestId> cancels_;
+  std::vector<Handoff> handoffs_;
   RequestId next_id_ = 1;
   int64_t queued_ = 0;  // submitted and not finished
   EngineStats stats_;

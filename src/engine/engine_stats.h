@@ -10,6 +10,10 @@ namespace ridge {
 inline constexpr std::array<double, 13> kGrammarMaskBuckets = {1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3,
                                                                2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 1e-1};
 
+// Upper bounds (seconds) of the KV transfer time histogram, 1 ms to 30 s.
+inline constexpr std::array<double, 14> kKvTransferBuckets = {1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,
+                                                              0.25, 0.5, 1, 2.5, 5, 10, 30};
+
 struct EngineStats {
   // Gauges.
   int64_t running = 0;        // sequences in the running batch
@@ -45,6 +49,19 @@ struct EngineStats {
   int64_t spec_draft_tokens = 0;      // draft tokens verified
   int64_t spec_accepted_tokens = 0;   // ... and kept
   std::array<int64_t, 16> spec_accepted_per_pos{};  // kept, by position in the draft (0: the first)
+  // Disaggregated decode: prompts prefilled by another instance.
+  int64_t awaiting_remote = 0;          // gauge: requests waiting for their K/V
+  int64_t remote_prefills = 0;          // transfers finished well
+  int64_t remote_prefill_failures = 0;  // failed or timed out: computed here instead (re-prefills)
+  int64_t kv_tokens_received = 0;       // prompt positions whose K/V arrived
+  int64_t kv_bytes_received = 0;
+  double kv_transfer_seconds = 0;       // sum over the finished transfers (request to last byte)
+  std::array<int64_t, kKvTransferBuckets.size() + 1> kv_transfer_histogram{};
+  int64_t kv_blocks_quarantined = 0;    // gauge: blocks held until a failed transfer can no longer write
+  // Disaggregated prefill: prompts whose K/V this instance sent.
+  int64_t kv_transfers_sent = 0;
+  int64_t kv_send_failures = 0;
+  int64_t kv_bytes_sent = 0;
   // Mixture of experts: tokens routed to each expert, summed over the MoE layers (empty: dense).
   std::vector<uint64_t> moe_expert_tokens;
   double moe_layer_imbalance = 0;  // the hottest expert's tokens over the mean, worst layer

@@ -26,6 +26,8 @@ void Scheduler::add(NewRequest request) {
   r.max_new_tokens = request.max_new_tokens;
   r.priority = request.priority;
   r.after_prefill_of = request.after_prefill_of;
+  r.prefill_only = request.prefill_only;
+  r.remote_allowed = config_.remote_prefill_min_tokens > 0 && !request.prefill_only;
   r.arrival = next_arrival_++;
   waiting_.emplace(wait_key(r), request.id);
   requests_.emplace(request.id, std::move(r));
@@ -39,8 +41,60 @@ void Scheduler::abort(RequestId id) {
   } else {
     waiting_.erase(wait_key(it->second));
   }
-  kv_.free(id);
+  if (it->second.awaiting_remote) {
+    quarantine(id);
+  } else {
+    kv_.free(id);
+  }
   requests_.erase(it);
+}
+
+void Scheduler::quarantine(RequestId id) {
+  const SeqId q = next_quarantine_--;
+  kv_.fork(id, q);
+  kv_.free(id);
+  quarantined_[id] = q;
+}
+
+std::optional<SeqId> Scheduler::take_quarantine(RequestId id) {
+  auto it = quarantined_.find(id);
+  if (it == quarantined_.end()) return std::nullopt;
+  const SeqId q = it->second;
+  quarantined_.erase(it);
+  return q;
+}
+
+void Scheduler::remote_prefill_done(RequestId id, bool ok) {
+  auto it = requests_.find(id);
+  if (it == requests_.end() || !it->second.awaiting_remote) return;
+  Request& r = it->second;
+  r.awaiting_remote = false;
+  if (ok) {
+    tokens_received_ += r.n_prompt - 1 - r.n_computed;
+    r.n_computed = r.n_prompt - 1;
+    kv_.cache_full_blocks(id, r.tokens, r.n_computed);
+    return;
+  }
+  ++remote_prefill_failures_;
+  quarantine(id);
+  r.n_computed = 0;
+  r.running = false;
+  running_.erase(std::find(running_.begin(), running_.end(), id));
+  waiting_.emplace(wait_key(r), id);
+}
+
+bool Scheduler::has_runnable_work() const {
+  if (!waiting_.empty()) return true;
+  for (RequestId id : running_) {
+    const Request& r = requests_.at(id);
+    if (!r.awaiting_remote && static_cast<int64_t>(r.tokens.size()) > r.n_computed) return true;
+  }
+  return false;
+}
+
+bool Scheduler::prefill_complete(RequestId id) const {
+  auto it = requests_.find(id);
+  return it != requests_.end() && it->second.prefill_only && it->second.n_computed == static_cast<int64_t>(it->second.tokens.size());
 }
 
 StepPlan Scheduler::schedule() {
@@ -62,9 +116,9 @@ void Scheduler::schedule_running(bool decodes, StepPlan& plan, int64_t& budget) 
   for (RequestId id : snapshot) {
     if (budget == 0) return;
     Request& r = requests_.at(id);
-    if (!r.running || r.scheduled > 0) continue;
+    if (!r.running || r.scheduled > 0 || r.awaiting_remote) continue;
     const int64_t lacking = static_cast<int64_t>(r.tokens.size()) - r.n_computed;
-    if ((lacking == 1) != decodes) continue;
+    if (lacking == 0 || (lacking == 1 && !r.prefill_only) != decodes) continue;
     if (decodes && schedule_draft(id, plan, budget)) continue;
     const int64_t n = std::min(lacking, budget);
     allocate_or_preempt(id, n, plan, budget);
@@ -110,6 +164,25 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
       continue;
     }
     r.n_computed = kv_.match_prefix(id, r.tokens);
+    if (r.remote_allowed && r.n_prompt - 1 - r.n_computed >= config_.remote_prefill_min_tokens) {
+      // Blocks for every position but the last prompt token, filled by another instance.
+      const int64_t n_remote = r.n_prompt - 1 - r.n_computed;
+      KvManager::Allocation alloc = kv_.allocate_for(id, n_remote);
+      if (!alloc.ok) {
+        kv_.free(id);
+        r.n_computed = 0;
+        return;
+      }
+      it = waiting_.erase(it);
+      if (r.n_cached_prompt < 0) r.n_cached_prompt = r.n_computed;
+      r.remote_allowed = false;
+      r.awaiting_remote = true;
+      r.running = true;
+      running_.push_back(id);
+      ++remote_prefills_;
+      plan.remote_prefills.push_back({id, r.n_computed, n_remote});
+      continue;
+    }
     const int64_t n = std::min(static_cast<int64_t>(r.tokens.size()) - r.n_computed, budget);
     KvManager::Allocation alloc = kv_.allocate_for(id, n);
     if (!alloc.ok) {  // wait for running requests to finish; never preempt to admit
@@ -137,10 +210,15 @@ bool Scheduler::allocate_or_preempt(RequestId id, int64_t n, StepPlan& plan, int
       add_to_plan(id, n, std::move(alloc.copies), plan, budget);
       return true;
     }
-    // The victim: lowest priority (when on), then the newest arrival.
-    RequestId victim = *std::max_element(running_.begin(), running_.end(), [&](RequestId a, RequestId b) {
+    // The victim: lowest priority (when on), then the newest arrival; never one whose blocks a
+    // transfer uses (a request that needs blocks for its own transfer waits for them instead).
+    std::vector<RequestId> candidates;
+    for (RequestId x : running_)
+      if (x == id || !requests_.at(x).pinned()) candidates.push_back(x);
+    RequestId victim = *std::max_element(candidates.begin(), candidates.end(), [&](RequestId a, RequestId b) {
       return wait_key(requests_.at(a)) < wait_key(requests_.at(b));
     });
+    if (victim == id && requests_.at(id).pinned()) return false;
     preempt(victim, plan, budget);
     if (victim == id) return false;
   }
@@ -171,7 +249,7 @@ void Scheduler::add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copi
   r.scheduled = n;
   budget -= n;
   plan.n_tokens += n;
-  const bool samples = r.n_computed + n - n_draft == static_cast<int64_t>(r.tokens.size());
+  const bool samples = !r.prefill_only && r.n_computed + n - n_draft == static_cast<int64_t>(r.tokens.size());
   plan.requests.push_back(ScheduledRequest{id, r.n_computed, n, samples, n_draft, std::move(copies)});
 }
 
@@ -237,6 +315,10 @@ SchedulerCounters Scheduler::counters() const {
   c.evictions = kv_.evictions();
   c.tokens_prefilled = tokens_prefilled_;
   c.tokens_decoded = tokens_decoded_;
+  for (RequestId id : running_) c.awaiting_remote += requests_.at(id).awaiting_remote ? 1 : 0;
+  c.remote_prefills = remote_prefills_;
+  c.remote_prefill_failures = remote_prefill_failures_;
+  c.tokens_received = tokens_received_;
   return c;
 }
 

@@ -10,6 +10,7 @@
 // preempted: its blocks are freed and it waits to be recomputed.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -27,6 +28,9 @@ struct SchedulerConfig {
   int64_t prefill_tokens_while_decoding = 0;
   int32_t max_num_seqs = 64;          // running requests at once
   bool priorities = false;            // off: first come, first served
+  // Disaggregated decode: a request whose uncached prompt (less its last token) has at least this
+  // many tokens waits for another instance to fill its blocks (0: never).
+  int64_t remote_prefill_min_tokens = 0;
 };
 
 struct NewRequest {
@@ -37,6 +41,9 @@ struct NewRequest {
   // Not admitted while this request is still computing its prompt, so that a sibling with the same
   // prompt (n > 1 samples) finds it in the prefix cache instead of computing it again.
   RequestId after_prefill_of = -1;
+  // Disaggregated prefill: compute the prompt's K/V and sample nothing; the request then holds its
+  // blocks until the caller aborts it (its transfer is over).
+  bool prefill_only = false;
 };
 
 // The token the runner sampled for a request whose run ended at its last token.
@@ -64,6 +71,10 @@ struct SchedulerCounters {
   int64_t evictions = 0;
   int64_t tokens_prefilled = 0;  // prompt tokens and recomputed tokens
   int64_t tokens_decoded = 0;
+  int64_t awaiting_remote = 0;        // requests whose K/V another instance is computing
+  int64_t remote_prefills = 0;        // started
+  int64_t remote_prefill_failures = 0;  // ... that failed: the prompt was computed here after all
+  int64_t tokens_received = 0;        // prompt positions whose K/V came from another instance
 };
 
 class Scheduler {
@@ -94,6 +105,18 @@ class Scheduler {
   // Prompt tokens the prefix cache supplied at the request's first admission.
   int64_t n_cached_prompt(RequestId id) const { return requests_.at(id).n_cached_prompt; }
   SchedulerCounters counters() const;
+  // Disaggregated decode: the K/V of a request in StepPlan::remote_prefills has arrived (ok) or not;
+  // without it the request waits to be computed here, its reserved blocks quarantined.
+  void remote_prefill_done(RequestId id, bool ok);
+  // Blocks another instance might still write into (a failed, timed-out or cancelled transfer)
+  // are held under a sequence id of their own until the caller frees it (KvManager::free) once
+  // that transfer can no longer write. Returns that id for the request's transfer, if any.
+  std::optional<SeqId> take_quarantine(RequestId id);
+  // Something schedule() could run now (a request that waits for another instance's K/V, or one
+  // that has computed everything and holds its blocks for a transfer, is not).
+  bool has_runnable_work() const;
+  // A prefill-only request whose prompt is computed.
+  bool prefill_complete(RequestId id) const;
 
  private:
   struct Request {
@@ -109,7 +132,13 @@ class Scheduler {
     RequestId after_prefill_of = -1;
     std::vector<int32_t> draft;            // proposed for the next step only
     std::vector<int32_t> draft_in_flight;  // the drafts the step in flight runs
+    bool prefill_only = false;
+    bool remote_allowed = false;  // admission may hand its prompt to another instance (once)
+    bool awaiting_remote = false;
+    // Blocks that a transfer reads or writes must not be freed by a preemption.
+    bool pinned() const { return prefill_only || awaiting_remote; }
   };
+  void quarantine(RequestId id);
   bool held_back(const Request& r) const;
   using WaitKey = std::pair<int64_t, int64_t>;  // (priority or 0, arrival)
   WaitKey wait_key(const Request& r) const { return {config_.priorities ? r.priority : 0, r.arrival}; }
@@ -135,6 +164,9 @@ class Scheduler {
   int64_t preemptions_ = 0;
   int64_t tokens_prefilled_ = 0;
   int64_t tokens_decoded_ = 0;
+  int64_t remote_prefills_ = 0, remote_prefill_failures_ = 0, tokens_received_ = 0;
+  std::unordered_map<RequestId, SeqId> quarantined_;
+  SeqId next_quarantine_ = -1;  // quarantine ids are negative: no request has one
 };
 
 }  // namespace ridge

@@ -22,8 +22,17 @@ struct ScheduledRequest {
   std::vector<BlockCopy> copies;  // copy-on-write: copy these blocks before the forward pass
 };
 
+// Disaggregated: a request admitted with blocks reserved for positions first_position ..
+// first_position + n_tokens - 1, which another instance fills (engine/kv_handoff.h).
+struct RemotePrefillStart {
+  RequestId id = 0;
+  int64_t first_position = 0;
+  int64_t n_tokens = 0;
+};
+
 struct StepPlan {
   std::vector<ScheduledRequest> requests;  // decodes first, then prefill chunks, then admissions
+  std::vector<RemotePrefillStart> remote_prefills;  // admitted this step to wait for their K/V
   std::vector<RequestId> preempted;        // sent back to waiting this step; their blocks are free
   int64_t n_tokens = 0;                    // sum of n_tokens: never above max_batched_tokens
 

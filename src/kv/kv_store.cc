@@ -57,7 +57,7 @@ int64_t KvLayout::bytes_per_token_per_layer() const {
   return rows_per_position() * (kv_dim() * element_bytes() + (scaled() ? n_kv_heads * int64_t(sizeof(float)) : 0));
 }
 
-KvStore::KvStore(const KvLayout& layout) : layout_(layout) {
+KvStore::KvStore(const KvLayout& layout, const KvAllocator* allocator) : layout_(layout) {
   if (layout.kv_dim() * layout.element_bytes() > int64_t(2 * 512 * 64)) fail("KV store: a row of {} K/V values is too wide", layout.kv_dim());
   if (layout.n_layer <= 0 || layout.n_kv_heads <= 0 || layout.head_dim <= 0 || layout.block_size <= 0 || layout.n_blocks <= 0)
     fail("KV store: every dimension must be positive (layers {}, kv heads {}, head dim {}, block size {}, blocks {})",
@@ -69,8 +69,14 @@ KvStore::KvStore(const KvLayout& layout) : layout_(layout) {
   layer_scales_ = block_scales_ * layout.n_blocks;
   data_bytes_ = layer_bytes_ * layout.n_layer;
   scale_count_ = layer_scales_ * layout.n_layer;
-  data_.reset(static_cast<uint8_t*>(std::calloc(size_t(data_bytes_), 1)));
-  scales_.reset(static_cast<float*>(std::calloc(size_t(std::max<int64_t>(scale_count_, 1)), sizeof(float))));
+  const size_t scale_bytes = size_t(std::max<int64_t>(scale_count_, 1)) * sizeof(float);
+  if (allocator) {
+    data_ = {static_cast<uint8_t*>((*allocator)(size_t(data_bytes_))), KvStoreFree{false}};
+    scales_ = {static_cast<float*>((*allocator)(scale_bytes)), KvStoreFree{false}};
+  } else {
+    data_.reset(static_cast<uint8_t*>(std::calloc(size_t(data_bytes_), 1)));
+    scales_.reset(static_cast<float*>(std::calloc(scale_bytes, 1)));
+  }
   if (!data_ || !scales_) fail("KV store: cannot allocate {:.1f} MiB", double(bytes()) / double(1 << 20));
 }
 

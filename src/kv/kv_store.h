@@ -7,6 +7,7 @@
 // its attention reads the values from the key rows (the latent is both).
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <span>
 
@@ -57,9 +58,27 @@ struct KvLayerView {
   }
 };
 
+// Zeroed memory for the store from elsewhere (a KV transport's registered memory, which peers
+// write into); it must outlive the store, which never frees it.
+using KvAllocator = std::function<void*(size_t bytes)>;
+
+// One contiguous part of the store's memory: all data rows, or all scales.
+struct KvRegion {
+  uint8_t* base = nullptr;
+  int64_t bytes = 0;
+};
+
+// Frees the store's memory unless it came from a KvAllocator.
+struct KvStoreFree {
+  bool owned = true;
+  void operator()(void* p) const {
+    if (owned) std::free(p);
+  }
+};
+
 class KvStore {
  public:
-  explicit KvStore(const KvLayout& layout);
+  explicit KvStore(const KvLayout& layout, const KvAllocator* allocator = nullptr);
 
   const KvLayout& layout() const { return layout_; }
   int64_t bytes() const { return data_bytes_ + scale_count_ * int64_t(sizeof(float)); }
@@ -71,17 +90,24 @@ class KvStore {
   void copy_block(BlockId src, BlockId dst);
 
   KvLayerView layer(int64_t layer) const;
+  // The data rows (n_layer, n_blocks, ...) and the scales (empty unless scaled), and where one
+  // layer's block starts in each: byte offsets a transfer addresses blocks by.
+  KvRegion data_region() const { return {data_.get(), data_bytes_}; }
+  KvRegion scale_region() const { return {reinterpret_cast<uint8_t*>(scales_.get()), scale_count_ * int64_t(sizeof(float))}; }
+  int64_t block_data_offset(int64_t layer, BlockId block) const { return layer * layer_bytes_ + block * block_bytes_; }
+  int64_t block_scale_offset(int64_t layer, BlockId block) const {
+    return (layer * layer_scales_ + block * block_scales_) * int64_t(sizeof(float));
+  }
+  int64_t block_data_bytes() const { return block_bytes_; }
+  int64_t block_scale_bytes() const { return block_scales_ * int64_t(sizeof(float)); }
 
  private:
   KvLayout layout_;
   int64_t block_bytes_, layer_bytes_, block_scales_, layer_scales_;
   // calloc'd: a large pool costs memory only as its blocks are first written.
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
   int64_t data_bytes_, scale_count_;
-  std::unique_ptr<uint8_t[], Free> data_;  // (n_layer, n_blocks, rows_per_position, block_size, kv_dim) elements
-  std::unique_ptr<float[], Free> scales_;  // (n_layer, n_blocks, rows_per_position, block_size, n_kv_heads), scaled types only
+  std::unique_ptr<uint8_t[], KvStoreFree> data_;  // (n_layer, n_blocks, rows_per_position, block_size, kv_dim) elements
+  std::unique_ptr<float[], KvStoreFree> scales_;  // (n_layer, n_blocks, rows_per_position, block_size, n_kv_heads), scaled types only
 };
 
 }  // namespace ridge

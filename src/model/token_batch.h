@@ -3,6 +3,7 @@
 // together (a prefill chunk and a decode token are both runs). Each run names the blocks of its
 // sequence's K/V in the KvStore; the pass writes the run's K/V there and attends through them.
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "kv/block_pool.h"
@@ -21,6 +22,9 @@ struct SequenceRun {
 struct TokenBatch {
   std::span<const int32_t> tokens;  // the runs' tokens, run after run
   std::span<const SequenceRun> runs;
+  // Called once per layer as soon as the batch's K/V of that layer is in the store, before its
+  // attention runs (a disaggregated prefill streams layer l to the decode instance from here).
+  const std::function<void(int64_t layer)>* on_layer_kv = nullptr;
 };
 
 // Rows of logits the pass returns for this batch (in run order).

@@ -239,6 +239,15 @@ HttpServer::~HttpServer() {
   if (impl_->http.is_running()) impl_->http.stop();
 }
 
+void HttpServer::add_post(const std::string& path, PostHandler handler) {
+  impl_->http.Post(path, [handler = std::move(handler)](const httplib::Request& req, httplib::Response& res) {
+    const ConnectionWatch watch(req.remote_addr, req.remote_port, req.local_port);
+    auto [status, body] = handler(req.body, [&watch] { return watch.closed(); });
+    res.status = status;
+    res.set_content(body, kJson);
+  });
+}
+
 int HttpServer::bind() {
   const auto& c = impl_->config;
   int port = c.port;

@@ -7,7 +7,9 @@
 // JSON error in OpenAI's shape; bad input never yields a 500.
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <string>
 
 #include "serve/completion_backend.h"
@@ -35,6 +37,10 @@ class HttpServer {
   // Binds the listening socket; returns the port (the chosen one when config.port is 0).
   // Error when the address cannot be bound.
   int bind();
+  // One more POST route (before bind()), for the engine's own peers (a prefill instance's K/V
+  // route): the handler gets the body and whether the client has hung up, returns (status, JSON).
+  using PostHandler = std::function<std::pair<int, std::string>(const std::string& body, const std::function<bool()>& client_gone)>;
+  void add_post(const std::string& path, PostHandler handler);
   // Serves until shutdown() has finished. Call bind() first.
   void run();
   // From any thread (a signal watcher): refuse new requests (503), let in-flight ones finish within

@@ -112,6 +112,26 @@ void ServeMetrics::mirror(const EngineStats& s) {
     r.counter("ridge:moe_rank_tokens_total", "Expert parallelism: tokens routed to the experts each rank holds.",
               {{"rank", std::to_string(rank)}})
         .set(double(s.moe_rank_tokens[rank]));
+  // Disaggregated prefill/decode (both sides: a decode instance receives, a prefill instance sends).
+  r.gauge("ridge:kv_transfer_waiting_requests", "Requests waiting for their prompt's K/V from a prefill instance.")
+      .set(double(s.awaiting_remote));
+  r.counter("ridge:kv_transfer_remote_prefills_total", "Prompts prefilled by another instance, their K/V received.")
+      .set(double(s.remote_prefills));
+  r.counter("ridge:kv_transfer_failures_total", "Transfers that failed or timed out (the prompt was then computed here).")
+      .set(double(s.remote_prefill_failures));
+  r.counter("ridge:kv_transfer_re_prefills_total", "Prompts computed here after their transfer failed.")
+      .set(double(s.remote_prefill_failures));
+  r.counter("ridge:kv_transfer_received_tokens_total", "Prompt positions whose K/V arrived from a prefill instance.")
+      .set(double(s.kv_tokens_received));
+  r.counter("ridge:kv_transfer_received_bytes_total", "K/V bytes received from prefill instances.").set(double(s.kv_bytes_received));
+  r.histogram("ridge:kv_transfer_seconds", "Time from asking a prefill instance to the last byte of its K/V.",
+              {kKvTransferBuckets.begin(), kKvTransferBuckets.end()})
+      .assign({s.kv_transfer_histogram.begin(), s.kv_transfer_histogram.end()}, s.kv_transfer_seconds);
+  r.gauge("ridge:kv_transfer_quarantined_blocks", "Blocks held until a failed transfer can no longer write into them.")
+      .set(double(s.kv_blocks_quarantined));
+  r.counter("ridge:kv_transfer_sent_total", "Prefills whose K/V this instance sent to a decode instance.").set(double(s.kv_transfers_sent));
+  r.counter("ridge:kv_transfer_send_failures_total", "Transfers this instance could not complete.").set(double(s.kv_send_failures));
+  r.counter("ridge:kv_transfer_sent_bytes_total", "K/V bytes sent to decode instances.").set(double(s.kv_bytes_sent));
   if (!s.moe_expert_tokens.empty())
     r.gauge("ridge:moe_expert_imbalance", "The hottest expert's tokens over the mean, in the worst layer (1 = balanced).")
         .set(s.moe_layer_imbalance);

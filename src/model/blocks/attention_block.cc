@@ -93,6 +93,7 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
                   v_.data() + t * s.kv_dim());
     }
   });
+  if (batch.on_layer_kv) (*batch.on_layer_kv)(l);
   const int64_t window = s.layer_window(l);
   first_position_.resize(size_t(n));
   for (int64_t t = 0; t < n; ++t)

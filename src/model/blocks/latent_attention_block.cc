@@ -80,6 +80,7 @@ void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
     const int32_t p = positions_[size_t(t)];
     store.write(l, blocks_of(t)[size_t(p / block_size)], p % block_size, latent_.data() + t * width, nullptr);
   }
+  if (batch.on_layer_kv) (*batch.on_layer_kv)(l);
   first_position_.assign(size_t(n), 0);
   const ref::LatentAttentionArgs args{heads, rank, rope_dim, deepseek_scores_scale(s)};
   const KvLayerView kv = store.layer(l);
