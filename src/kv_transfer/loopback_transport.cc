@@ -57,17 +57,16 @@ class LoopbackTransport final : public KvTransport {
     std::function<void(const std::string&)> handler;
     {
       std::lock_guard lock(g_registry_mutex);
-      if (LoopbackTransport* p = find(peer)) {
-        handler = p->handler_;
-        ++p->stats_.notes_received;
+      LoopbackTransport* p = find(peer);
+      if (!p) {
+        done(false, "loopback transport: no peer at " + peer);
+        return;
       }
-    }
-    if (!handler) {
-      done(false, "loopback transport: no peer at " + peer);
-      return;
+      handler = p->handler_;
+      ++p->stats_.notes_received;
     }
     ++stats_.notes_sent;
-    handler(note);
+    if (handler) handler(note);
     done(true, "");
   }
   void on_note(std::function<void(const std::string&)> handler) override { handler_ = std::move(handler); }
