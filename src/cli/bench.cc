@@ -121,6 +121,7 @@ void add_bench_command(CLI::App& app) {
   add_parallel_options(run, *parallel);
   add_bench_serve_command(*bench);
   add_bench_grammar_command(*bench);
+  add_bench_kv_transfer_command(*bench);
   add_batch_bench(*bench);
   run->callback([o, json, device, cuda, kv_dtype, parallel] {
     o->parallel = parallel_for(*parallel);

@@ -20,5 +20,6 @@ void add_batch_command(CLI::App& app);
 void add_grammar_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& bench);  // `ridge bench serve`, under `ridge bench`
 void add_bench_grammar_command(CLI::App& bench);  // `ridge bench grammar`
+void add_bench_kv_transfer_command(CLI::App& bench);  // `ridge bench kv-transfer`
 
 }  // namespace ridge::cli

@@ -248,6 +248,12 @@ void HttpServer::add_post(const std::string& path, PostHandler handler) {
   });
 }
 
+void HttpServer::add_get(const std::string& path, std::function<std::string()> json_body) {
+  impl_->http.Get(path, [json_body = std::move(json_body)](const httplib::Request&, httplib::Response& res) {
+    res.set_content(json_body(), kJson);
+  });
+}
+
 int HttpServer::bind() {
   const auto& c = impl_->config;
   int port = c.port;

@@ -41,6 +41,7 @@ class HttpServer {
   // route): the handler gets the body and whether the client has hung up, returns (status, JSON).
   using PostHandler = std::function<std::pair<int, std::string>(const std::string& body, const std::function<bool()>& client_gone)>;
   void add_post(const std::string& path, PostHandler handler);
+  void add_get(const std::string& path, std::function<std::string()> json_body);
   // Serves until shutdown() has finished. Call bind() first.
   void run();
   // From any thread (a signal watcher): refuse new requests (503), let in-flight ones finish within

@@ -1,6 +1,7 @@
 #include "serve/kv_prefill_route.h"
 
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 
 #include "core/error.h"
@@ -36,7 +37,16 @@ json report_json(const kvx::SendReport& r) {
 }  // namespace
 
 void add_kv_prefill_route(HttpServer& server, Engine& engine, kvx::KvTransport& transport, json pool) {
-  server.add_post("/ridge/kv/prefill", [&engine, &transport, pool](const std::string& text, const std::function<bool()>& client_gone) {
+  struct History {
+    std::mutex mutex;
+    std::deque<json> reports;
+  };
+  auto history = std::make_shared<History>();
+  server.add_get("/ridge/kv/transfers", [history] {
+    std::lock_guard lock(history->mutex);
+    return json(history->reports).dump();
+  });
+  server.add_post("/ridge/kv/prefill", [&engine, &transport, pool, history](const std::string& text, const std::function<bool()>& client_gone) {
     const json body = json::parse(text, nullptr, false);
     if (!body.is_object()) return error_reply(400, "the body is not a JSON object");
     if (const std::string why = kvx::incompatibility(pool, body.value("pool", json())); !why.empty())
@@ -91,6 +101,13 @@ void add_kv_prefill_route(HttpServer& server, Engine& engine, kvx::KvTransport& 
     if (wait->finish != FinishReason::Stop) {
       reply["ok"] = false;
       if (reply["error"].get<std::string>().empty()) reply["error"] = "the prefill was cancelled";
+    }
+    reply["tokens"] = body["tokens"].size();
+    reply["first_position"] = body["first_position"];
+    {
+      std::lock_guard guard(history->mutex);
+      history->reports.push_back(reply);
+      if (history->reports.size() > 64) history->reports.pop_front();
     }
     return std::pair<int, std::string>(reply["ok"].get<bool>() ? 200 : 500, reply.dump());
   });
