@@ -63,7 +63,8 @@ def stop(procs):
 
 
 def bench_serve(url, args, out):
-    subprocess.run([RIDGE, "bench", "serve", "--base-url", url, "-q", "--json-out", out, *args],
+    model = json.loads(get(url + "/v1/models"))["data"][0]["id"]
+    subprocess.run([RIDGE, "bench", "serve", "--base-url", url, "--model", model, "-q", "--json-out", out, *args],
                    check=True, stdout=subprocess.DEVNULL)
 
 
@@ -88,8 +89,8 @@ def run_config(name, a):
         t2 = threading.Thread(target=bench_serve, args=(url, longs, f"{tmp}/longs.json"))
         t1.start(); time.sleep(1.0); t2.start()
         t1.join(); t2.join()
-        s = json.load(open(f"{tmp}/streams.json"))
-        l = json.load(open(f"{tmp}/longs.json"))
+        s = json.load(open(f"{tmp}/streams.json"))["summary"]
+        l = json.load(open(f"{tmp}/longs.json"))["summary"]
         transfers = json.loads(get(purl + "/ridge/kv/transfers")) if purl else []
         metrics = get(url + "/metrics").decode()
     finally:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Test-only dependencies: llama.cpp (through llama-cpp-python) as the tokenizer and logits oracle,
 # the gguf package as the dequantization reference, the official openai client for the end-to-end
-# tests of `ridge serve`, and headless Chromium (Debian's chromium, driven through websocket-client)
-# for its web page. Never needed at run time. Safe to re-run: only what is missing is installed.
+# tests of `ridge serve`, pyzmq, msgpack and msgspec for its KV events, and headless Chromium (Debian's
+# chromium, driven through websocket-client) for its web page. Never needed at run time. Safe to
+# re-run: only what is missing is installed.
 set -euo pipefail
 PY=${PYTHON:-python3}
 # A portable AVX2 build of llama.cpp: its AMX path (picked by a native build on Sapphire Rapids)
@@ -18,6 +19,11 @@ $PY -c "import openai, sys; sys.exit(int(openai.__version__.split('.')[0]) < 1)"
 $PY -c "from websocket import create_connection" 2>/dev/null || need+=("websocket-client==1.9.2")
 $PY -c "import jsonschema" 2>/dev/null || need+=("jsonschema==4.26.0")  # validity of structured output
 $PY -c "import pydantic" 2>/dev/null || need+=("pydantic")
+# A KV-aware router's side of --kv-events-endpoint (test_kv_events): a ZeroMQ subscriber, msgpack, and
+# msgspec, the library vLLM encodes its KV events with.
+$PY -c "import zmq" 2>/dev/null || need+=("pyzmq==27.1.0")
+$PY -c "import msgpack" 2>/dev/null || need+=("msgpack==1.2.4")
+$PY -c "import msgspec" 2>/dev/null || need+=("msgspec==0.22.0")
 if [ ${#need[@]} -gt 0 ]; then
   echo "installing test dependencies: ${need[*]} (llama-cpp-python builds llama.cpp from source: several minutes)" >&2
   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \

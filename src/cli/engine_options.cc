@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "dist/lockstep.h"
+#include "kv_events/zmq_publisher.h"
 #include "model/kv_shape.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
@@ -37,6 +38,15 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
       ->capture_default_str();
   cmd->add_option("--spec-ngram-min", c.ngram.min_n, "prompt lookup: shortest suffix that counts as a match")->capture_default_str();
   cmd->add_option("--spec-ngram-max", c.ngram.max_n, "prompt lookup: longest suffix tried")->capture_default_str();
+  cmd->add_option("--kv-events-endpoint", o.kv_events_endpoint,
+                  "publish KV cache events (vLLM's schema, ZeroMQ PUB) for KV-aware routers: tcp://*:5557 is bound, "
+                  "an address without '*' is connected to (vLLM's rule); empty: off");
+  cmd->add_option("--kv-events-replay-endpoint", o.kv_events_replay_endpoint,
+                  "ZeroMQ ROUTER endpoint (bound) that replays kept event batches from a sequence number");
+  cmd->add_option("--kv-events-topic", o.kv_events_topic, "topic frame of every KV event message");
+  cmd->add_option("--kv-events-encoding", o.kv_events_encoding,
+                  "events as tagged arrays (array: vLLM's original form, read by every router) or tagged maps "
+                  "(map: vLLM's form since it dropped array_like)")->capture_default_str();
   cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
   add_parallel_options(cmd, o.parallel);
 }
@@ -79,8 +89,32 @@ EngineConfig engine_config(const EngineCliOptions& o) {
     fail("--num-speculative-tokens must be in 0..16, got {}", c.num_speculative_tokens);
   if (c.ngram.min_n < 1 || c.ngram.max_n < c.ngram.min_n)
     fail("--spec-ngram-min must be >= 1 and --spec-ngram-max >= it (got {} and {})", c.ngram.min_n, c.ngram.max_n);
+  if (!kv_events::parse_event_encoding(o.kv_events_encoding))
+    fail("unknown --kv-events-encoding '{}' (array, map)", o.kv_events_encoding);
+  if (o.kv_events_endpoint.empty() && (!o.kv_events_replay_endpoint.empty() || !o.kv_events_topic.empty()))
+    fail("--kv-events-replay-endpoint and --kv-events-topic need --kv-events-endpoint");
   return c;
 }
+
+namespace {
+
+// The publisher of --kv-events-endpoint; the blocks' medium is where this engine keeps its KV.
+std::shared_ptr<KvEventSink> kv_event_publisher(const EngineCliOptions& o, const EngineConfig& c) {
+  kv_events::ZmqPublisherOptions p;
+  p.endpoint = o.kv_events_endpoint;
+  p.replay_endpoint = o.kv_events_replay_endpoint;
+  p.topic = o.kv_events_topic;
+  p.format.encoding = *kv_events::parse_event_encoding(o.kv_events_encoding);
+  p.format.medium = resolve_device(c.device) == Device::Cuda ? "GPU" : "CPU";
+  std::shared_ptr<kv_events::ZmqPublisher> publisher = kv_events::make_zmq_publisher(p);
+  std::fprintf(stderr, "kv events: %s %s%s%s\n", publisher->bound() ? "publishing on" : "publishing to",
+               publisher->endpoint().c_str(), p.replay_endpoint.empty() ? "" : ", replay on ",
+               publisher->replay_endpoint().c_str());
+  if (!c.prefix_caching) std::fprintf(stderr, "kv events: --no-prefix-caching: no block is cached, so none is published\n");
+  return publisher;
+}
+
+}  // namespace
 
 EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m) {
   EngineConfig c = engine_config(o);
@@ -89,6 +123,7 @@ EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m) {
   if (c.parallel && c.device == Device::Auto) c.device = Device::Cpu;
   if (m.draft) c.draft_model = &m.draft->model;
   if (m.draft && o.speculative == "off") c.speculative = SpeculativeMode::kDraft;  // a draft model asks for it
+  if (!o.kv_events_endpoint.empty()) c.kv_events = kv_event_publisher(o, c);
   return c;
 }
 

@@ -23,6 +23,11 @@ struct EngineCliOptions {
   std::string device = "auto";  // cpu, cuda, auto
   std::string speculative = "off";  // off, ngram, draft, auto
   std::string draft_model;          // GGUF of a draft model with the same vocabulary
+  // KV cache events for KV-aware routers (vLLM's kv_events_config; kv_events/zmq_publisher.h).
+  std::string kv_events_endpoint;         // empty: off
+  std::string kv_events_replay_endpoint;  // empty: no replay socket
+  std::string kv_events_topic;
+  std::string kv_events_encoding = "array";
   ParallelCliOptions parallel;
   EngineConfig config;
 };
@@ -45,7 +50,8 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o);
 // shard: only this rank's part of the weights (a model split across ranks).
 std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override,
                                                    const ShardRequest* shard = nullptr);
-// engine_config with the draft model of `m` attached.
+// engine_config with the draft model of `m` attached, and the KV event publisher (bound or
+// connected here) when the options ask for one.
 EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m);
 // On a rank other than 0 of a split model: serves its part of every step until rank 0 is done,
 // then returns true (the command has nothing else to do there). False on rank 0 and when alone.

@@ -93,6 +93,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     : model_(model), tokenizer_(tokenizer) {
   config_ = resolve(model, config, memory_plan_);
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
+  kv_->set_event_sink(config_.kv_events.get());
   SchedulerConfig sc{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities};
   if (config_.remote_prefill) sc.remote_prefill_min_tokens = std::max<int64_t>(1, config_.remote_prefill->min_tokens());
   scheduler_ = std::make_unique<Scheduler>(sc, *kv_);

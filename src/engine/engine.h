@@ -33,6 +33,7 @@
 #include "spec/ngram_proposer.h"
 #include "spec/spec_policy.h"
 #include "kv/kv_dtype.h"
+#include "kv/kv_events.h"
 #include "kv/kv_store.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -73,6 +74,8 @@ struct EngineConfig {
   // Disaggregated decode: long prompts are prefilled by another instance (engine/kv_handoff.h).
   std::shared_ptr<RemotePrefill> remote_prefill;
   const KvAllocator* kv_allocator = nullptr;  // the KV pool's memory (a KV transport's registered memory)
+  // Told of every prefix-cache block stored or evicted (KV-aware routers: kv_events/); null: nobody.
+  std::shared_ptr<KvEventSink> kv_events;
 };
 
 struct RequestOptions {

@@ -1,6 +1,7 @@
 #include "kv/kv_manager.h"
 
 #include <algorithm>
+#include <optional>
 #include <stdexcept>
 
 namespace ridge {
@@ -26,8 +27,13 @@ KvManager::KvManager(const KvConfig& config)
 BlockId KvManager::take_block() {
   std::optional<BlockPool::Allocated> got = pool_.allocate();
   if (!got) throw std::logic_error("KvManager: pool ran out after the free count said it would not");
-  if (got->evicted) prefix_.erase_block(got->block);
+  if (got->evicted) forget_cached(got->block);
   return got->block;
+}
+
+void KvManager::forget_cached(BlockId block) {
+  const std::optional<uint64_t> hash = prefix_.erase_block(block);
+  if (hash && events_) events_->on_blocks_removed(std::span<const uint64_t>(&*hash, 1));
 }
 
 int64_t KvManager::match_prefix(SeqId seq, std::span<const int32_t> tokens) {
@@ -60,7 +66,7 @@ KvManager::Allocation KvManager::allocate_for(SeqId seq, int64_t n_new_tokens) {
   if (cow > 0) {
     std::optional<BlockPool::WriteTarget> target = pool_.prepare_write(s.table.back());
     if (!target) throw std::logic_error("KvManager: copy-on-write found no block");
-    if (target->evicted) prefix_.erase_block(target->block);
+    if (target->evicted) forget_cached(target->block);
     s.table.back() = target->block;
     result.copies.push_back(*target->copy);
   }
@@ -75,15 +81,36 @@ void KvManager::cache_full_blocks(SeqId seq, std::span<const int32_t> tokens, in
   SeqBlocks& s = seqs_.at(seq);
   const int64_t bs = block_size();
   int64_t limit = std::min({n_computed, s.n_slots, static_cast<int64_t>(tokens.size())});
+  // The sink hears of each run of consecutive newly keyed blocks (one run unless a block in the
+  // middle was already cached by another sequence) as one event.
+  std::vector<uint64_t> run;
+  std::optional<uint64_t> run_parent;
+  int64_t run_first = 0;
+  auto report_run = [&] {
+    if (run.empty()) return;
+    events_->on_blocks_stored(run_parent, run, tokens.subspan(size_t(run_first * bs), run.size() * size_t(bs)),
+                              int32_t(bs));
+    run.clear();
+  };
   for (int64_t i = s.n_hashed; i < limit / bs; ++i) {
     std::span<const int32_t> block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
     uint64_t hash = PrefixCache::chain_hash(s.last_hash, block_tokens);
     BlockId block = s.table[static_cast<size_t>(i)];
     // A second copy of an already cached prefix stays private and is freed normally.
-    if (!pool_.is_cached(block) && prefix_.insert(hash, block_tokens, block)) pool_.mark_cached(block);
+    const bool keyed = !pool_.is_cached(block) && prefix_.insert(hash, block_tokens, block);
+    if (keyed) pool_.mark_cached(block);
+    if (events_ && !keyed) report_run();
+    if (events_ && keyed) {
+      if (run.empty()) {
+        run_first = i;
+        run_parent = s.last_hash == PrefixCache::kNoParent ? std::nullopt : std::optional<uint64_t>(s.last_hash);
+      }
+      run.push_back(hash);
+    }
     s.last_hash = hash;
     s.n_hashed = i + 1;
   }
+  if (events_) report_run();
 }
 
 void KvManager::fork(SeqId parent, SeqId child) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kv/block_pool.h"
+#include "kv/kv_events.h"
 #include "kv/prefix_cache.h"
 
 namespace ridge {
@@ -44,6 +45,10 @@ class KvManager {
   explicit KvManager(const KvConfig& config);
 
   int32_t block_size() const { return pool_.block_size(); }
+
+  // Told of every key the prefix cache gains (cache_full_blocks) or loses (eviction); null: nobody.
+  // The sink must outlive the manager or be replaced first.
+  void set_event_sink(KvEventSink* sink) { events_ = sink; }
 
   // For a sequence that holds no blocks yet: take the cached blocks of its longest cached prefix.
   // Returns how many tokens they cover. At least one token is always left to compute, since the
@@ -91,11 +96,13 @@ class KvManager {
     uint64_t last_hash = PrefixCache::kNoParent;
   };
   BlockId take_block();  // the pool has been checked to have one
+  void forget_cached(BlockId block);  // the block is being reused: its prefix-cache key goes
 
   bool prefix_caching_;
   BlockPool pool_;
   PrefixCache prefix_;
   std::unordered_map<SeqId, SeqBlocks> seqs_;
+  KvEventSink* events_ = nullptr;
 };
 
 }  // namespace ridge

@@ -35,11 +35,13 @@ bool PrefixCache::insert(uint64_t hash, std::span<const int32_t> block_tokens, B
   return true;
 }
 
-void PrefixCache::erase_block(BlockId block) {
+std::optional<uint64_t> PrefixCache::erase_block(BlockId block) {
   auto it = hash_of_block_.find(block);
-  if (it == hash_of_block_.end()) return;
-  by_hash_.erase(it->second);
+  if (it == hash_of_block_.end()) return std::nullopt;
+  const uint64_t hash = it->second;
+  by_hash_.erase(hash);
   hash_of_block_.erase(it);
+  return hash;
 }
 
 PrefixCache::Match PrefixCache::longest_prefix(std::span<const int32_t> tokens, int64_t max_tokens) {

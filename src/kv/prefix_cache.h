@@ -4,6 +4,7 @@
 // whole prefix up to the block's end. The token ids are stored and compared on every hit, so a
 // hash collision costs a miss, never a wrong answer.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -23,8 +24,8 @@ class PrefixCache {
   std::optional<BlockId> find(uint64_t hash, std::span<const int32_t> block_tokens) const;
   // Returns false (and keeps the older entry) when the key is already cached.
   bool insert(uint64_t hash, std::span<const int32_t> block_tokens, BlockId block);
-  // The block was evicted and reused: drop its entry.
-  void erase_block(BlockId block);
+  // The block was evicted and reused: drop its entry. Returns the key it had, if it had one.
+  std::optional<uint64_t> erase_block(BlockId block);
 
   struct Match {
     std::vector<BlockId> blocks;  // cached blocks of the longest cached prefix, in order

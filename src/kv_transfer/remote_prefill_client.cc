@@ -47,7 +47,10 @@ RemotePrefillClient::~RemotePrefillClient() {
   for (std::thread& t : workers_) t.join();
 }
 
-void RemotePrefillClient::set_pool(nlohmann::json pool) { pool_ = std::move(pool); }
+void RemotePrefillClient::set_pool(nlohmann::json pool) {
+  pool_ = std::move(pool);
+  peer_ = base64_encode(transport_.address());  // here, once: the workers only read it
+}
 
 void RemotePrefillClient::start(RemotePrefillJob job, std::function<void(RemotePrefillResult)> done) {
   auto j = std::make_shared<Job>();
@@ -111,7 +114,7 @@ RemotePrefillResult RemotePrefillClient::run(Job& job) {
                          {"tokens", job.job.tokens},
                          {"first_position", job.job.first_position},
                          {"blocks", job.job.blocks},
-                         {"peer", base64_encode(transport_.address())},
+                         {"peer", peer_},
                          {"pool", pool_}};
   httplib::Client client(endpoint);
   client.set_connection_timeout(std::chrono::seconds(5));

@@ -49,6 +49,7 @@ class RemotePrefillClient final : public RemotePrefill {
   RemotePrefillOptions options_;
   KvTransport& transport_;
   nlohmann::json pool_;
+  std::string peer_;   // this instance's transport address, base64
   std::string nonce_;  // makes transfer ids unique across restarts of this instance
   std::mutex mutex_;
   std::condition_variable cv_;

@@ -5,6 +5,7 @@ re-prefill, not the request; a decode instance that dies leaves the prefill inst
 import concurrent.futures
 import http.client
 import json
+import os
 import time
 
 import pytest
@@ -57,9 +58,15 @@ def colocated(ridge_bin, default_model):
 
 
 def test_one_prefill_one_decode_is_the_colocated_instance(ridge_bin, default_model, colocated):
-    want = [complete(colocated, p) for p in PROMPTS]
-    with running_server(ridge_bin, default_model, "--role", "prefill", threads=1) as prefill, \
-         running_server(ridge_bin, default_model, *decode_args(prefill), threads=1) as decode:
+    # RIDGE_DISAGG_MODEL=FILE runs this one on another model (e.g. a synthetic 1.1B file; slow).
+    model = os.environ.get("RIDGE_DISAGG_MODEL", default_model)
+    if model != default_model:
+        with running_server(ridge_bin, model, threads=1) as other:
+            want = [complete(other, p) for p in PROMPTS]
+    else:
+        want = [complete(colocated, p) for p in PROMPTS]
+    with running_server(ridge_bin, model, "--role", "prefill", threads=1) as prefill, \
+         running_server(ridge_bin, model, *decode_args(prefill), threads=1) as decode:
         assert complete(decode, PROMPTS[0]) == want[0]  # cached on the decode side from here on
         with concurrent.futures.ThreadPoolExecutor(len(PROMPTS) + 1) as pool:
             cancelled = pool.submit(cancel_while_prefilling, decode, DOC * 9)
