@@ -95,6 +95,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();
   cmd->add_option("--http-threads", s.http_threads, "connections served at once (more wait their turn)")->capture_default_str();
+  cmd->add_option("--metrics-prefix", s.metrics_prefix,
+                  "name prefix of /metrics (vllm: what vLLM dashboards and KV-aware routers read)")
+      ->check(CLI::IsMember({"ridge", "vllm"}))
+      ->capture_default_str();
   add_engine_options(cmd, o->engine);
   add_disagg_options(cmd, o->disagg);
   cmd->callback([o] { serve(*o); });

@@ -25,6 +25,8 @@ struct ServerConfig {
   std::chrono::milliseconds shutdown_grace{30'000};  // in-flight requests may finish within it
   size_t max_body_bytes = 8u << 20;                  // larger bodies get 413
   std::chrono::milliseconds poll_interval{50};       // how often a waiting handler checks its connection
+  // /metrics names start "<prefix>:" ("vllm": a vLLM dashboard or a KV-aware router reads ridge unchanged).
+  std::string metrics_prefix = "ridge";
 };
 
 class HttpServer {

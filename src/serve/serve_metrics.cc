@@ -142,6 +142,28 @@ void ServeMetrics::observe_grammar_compile(double seconds, bool ok) {
   if (!ok) grammar_rejected_.add();
 }
 
+std::string with_metrics_prefix(const std::string& text, const std::string& prefix) {
+  if (prefix == "ridge") return text;
+  std::string out;
+  out.reserve(text.size());
+  size_t line = 0;
+  while (line < text.size()) {
+    size_t end = text.find('\n', line);
+    if (end == std::string::npos) end = text.size() - 1;
+    std::string_view l(text.data() + line, end - line + 1);
+    for (std::string_view head : {"# HELP ", "# TYPE ", ""}) {  // a name opens a sample line or follows these
+      if (l.substr(0, head.size()) == head && l.substr(head.size(), 6) == "ridge:") {
+        out.append(head).append(prefix).append(":");
+        l.remove_prefix(head.size() + 6);
+        break;
+      }
+    }
+    out.append(l);
+    line = end + 1;
+  }
+  return out;
+}
+
 std::string ServeMetrics::prometheus(const EngineStats& stats) {
   mirror(stats);
   return registry_.render();

@@ -37,7 +37,7 @@ class ServeMetrics {
   void observe_grammar_compile(double seconds, bool ok);
 
   // The Prometheus text, with the engine's counters and gauges as of `stats`.
-  std::string prometheus(const EngineStats& stats);
+  std::string prometheus(const EngineStats& stats);  // every name starts "ridge:"
   // What the web page shows: gauges, totals and recent (last minute) latency percentiles.
   nlohmann::json json(const EngineStats& stats);
 
@@ -62,5 +62,8 @@ class ServeMetrics {
   RecentSamples recent_ttft_, recent_itl_, recent_e2e_;
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
+
+// Prometheus text with every "ridge:" name renamed to "<prefix>:".
+std::string with_metrics_prefix(const std::string& text, const std::string& prefix);
 
 }  // namespace ridge

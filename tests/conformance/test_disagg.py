@@ -74,7 +74,7 @@ def test_one_prefill_one_decode_is_the_colocated_instance(ridge_bin, default_mod
             cancelled.result()
         assert got == want
         m = decode.metrics()
-        assert m["ridge:kv_transfer_remote_prefills_total"] >= 4, m
+        assert m["ridge:kv_transfer_remote_prefills_total"] >= 3, m  # the long prompts and the cancelled one
         assert m["ridge:kv_transfer_failures_total"] == 0
         assert m["ridge:kv_transfer_received_bytes_total"] > 0
         assert m["ridge:prefix_cache_hits_total"] > 0
@@ -82,7 +82,7 @@ def test_one_prefill_one_decode_is_the_colocated_instance(ridge_bin, default_mod
         assert wait_for(lambda: decode.metrics()["ridge:kv_cache_blocks_used"] == 0 and
                         decode.metrics()["ridge:kv_transfer_quarantined_blocks"] == 0), decode.metrics()
         assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0), prefill.metrics()
-        assert prefill.metrics()["ridge:kv_transfer_sent_total"] >= 4
+        assert prefill.metrics()["ridge:kv_transfer_sent_total"] >= 3
 
 
 def test_a_prefill_instance_that_dies_mid_transfer_costs_a_re_prefill(ridge_bin, default_model, colocated):

@@ -119,3 +119,25 @@ TEST(ServeMetrics, DisconnectCountsAsAbort) {
 
 }  // namespace
 }  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(MetricsPrefix, RenamesEveryNameAndNothingElse) {
+  const std::string text =
+      "# HELP ridge:num_requests_waiting Requests queued (ridge: the engine).\n"
+      "# TYPE ridge:num_requests_waiting gauge\n"
+      "ridge:num_requests_waiting 3\n"
+      "ridge:request_success_total{finished_reason=\"ridge:x\"} 1\n";
+  EXPECT_EQ(with_metrics_prefix(text, "ridge"), text);
+  EXPECT_EQ(with_metrics_prefix(text, "vllm"),
+            "# HELP vllm:num_requests_waiting Requests queued (ridge: the engine).\n"
+            "# TYPE vllm:num_requests_waiting gauge\n"
+            "vllm:num_requests_waiting 3\n"
+            "vllm:request_success_total{finished_reason=\"ridge:x\"} 1\n");
+  EXPECT_EQ(with_metrics_prefix("", "vllm"), "");
+  EXPECT_EQ(with_metrics_prefix("ridge:a 1", "vllm"), "vllm:a 1");  // no final newline
+}
+
+}  // namespace
+}  // namespace ridge
