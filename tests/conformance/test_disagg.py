@@ -108,6 +108,30 @@ def test_a_prefill_instance_that_dies_mid_transfer_costs_a_re_prefill(ridge_bin,
         stop_server(prefill)
 
 
+def test_a_prefill_instance_that_hangs_is_timed_out(ridge_bin, default_model, colocated):
+    """SIGSTOP the prefill instance mid-transfer: after --kv-transfer-timeout the decode instance computes the
+    prompt itself; when the prefill instance wakes, what it still writes lands in quarantined blocks."""
+    import signal
+    long_prompt = DOC * 30 + "Then what?"
+    want = complete(colocated, long_prompt)
+    with running_server(ridge_bin, default_model, "--role", "prefill", threads=1) as prefill:
+        args = list(decode_args(prefill))
+        args[args.index("--kv-transfer-timeout") + 1] = "2"
+        with running_server(ridge_bin, default_model, *args, threads=1) as decode:
+            with concurrent.futures.ThreadPoolExecutor(1) as pool:
+                result = pool.submit(complete, decode, long_prompt)
+                assert wait_for(lambda: decode.metrics()["ridge:kv_transfer_waiting_requests"] == 1, 10)
+                prefill.proc.send_signal(signal.SIGSTOP)
+                try:
+                    assert result.result(timeout=60) == want
+                    assert decode.metrics()["ridge:kv_transfer_re_prefills_total"] == 1
+                finally:
+                    prefill.proc.send_signal(signal.SIGCONT)
+            assert wait_for(lambda: decode.metrics()["ridge:kv_cache_blocks_used"] == 0 and
+                            decode.metrics()["ridge:kv_transfer_quarantined_blocks"] == 0), decode.metrics()
+        assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0, 30), prefill.metrics()
+
+
 def test_a_decode_instance_that_dies_frees_the_prefill_side(ridge_bin, default_model):
     with running_server(ridge_bin, default_model, "--role", "prefill", threads=1) as prefill:
         decode = start_server(ridge_bin, default_model, *decode_args(prefill), threads=1)
@@ -122,3 +146,41 @@ def test_a_decode_instance_that_dies_frees_the_prefill_side(ridge_bin, default_m
         assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0, 30), prefill.metrics()
         status, _ = prefill.request("GET", "/health")
         assert status == 200
+
+
+def test_hostile_prefill_requests_get_clear_errors(ridge_bin, default_model):
+    """A prefill instance's /ridge/kv/prefill refuses what it cannot do, with a JSON error, leaks nothing, and
+    keeps serving."""
+    import base64
+    import re
+    import struct
+    with running_server(ridge_bin, default_model, "--role", "prefill", threads=1) as prefill:
+        pool = json.loads(re.search(r"pool (\{.*\})", prefill.log()).group(1))
+        base = {"transfer_id": "t", "tokens": [5, 6, 7] * 20, "first_position": 0, "blocks": [0, 1, 2, 3], "pool": pool}
+
+        def blob(b):
+            return struct.pack("<Q", len(b)) + b
+
+        def peer(b):
+            return base64.b64encode(b).decode()
+
+        cases = [
+            (b"not json", 400),
+            ({**base, "pool": {**pool, "model": "0000"}, "peer": ""}, 409),   # another model
+            ({**base, "pool": {**pool, "dtype": "int8"}, "peer": ""}, 409),   # another KV type
+            ({**base, "peer": "!!"}, 400),                                    # not base64
+            ({**base, "first_position": 5, "peer": ""}, 400),                 # not block-aligned
+            ({**base, "blocks": [0, 1, 99999999, 3], "peer": ""}, 400),       # outside the peer's pool
+            ({**base, "blocks": [0], "peer": ""}, 400),                       # too few blocks
+            ({**base, "tokens": [10 ** 9], "blocks": [0], "peer": ""}, 400),  # outside the vocabulary
+            ({**base, "tokens": "abc", "peer": ""}, 400),
+            ({**base, "peer": peer(b"garbage")}, 500),                        # the transfer fails, cleanly
+            ({**base, "peer": peer(b"RKX1" + blob(b"elsewhere") + blob(b"\x00" * 8))}, 500),
+        ]
+        for body, status in cases:
+            got, text = prefill.request("POST", "/ridge/kv/prefill", body)
+            assert got == status, (body if isinstance(body, bytes) else {k: body[k] for k in body if k != "pool"}, text)
+            assert "error" in json.loads(text)
+        assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0), prefill.metrics()
+        assert prefill.request("GET", "/health")[0] == 200
+        assert complete(prefill, "Hello there.")  # still serves ordinary requests
