@@ -10,6 +10,8 @@
 #include "dist/lockstep.h"
 #include "kv_events/zmq_publisher.h"
 #include "model/kv_shape.h"
+#include "model/model_identity.h"
+#include "model/kv_shape.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
 
@@ -47,6 +49,12 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--kv-events-encoding", o.kv_events_encoding,
                   "events as tagged arrays (array: vLLM's original form, read by every router) or tagged maps "
                   "(map: vLLM's form since it dropped array_like)")->capture_default_str();
+  cmd->add_option("--kv-offload-ram", o.kv_offload_ram,
+                  "host memory for prefix-cache blocks evicted from the KV pool (e.g. 4GiB; a later prefix hit loads "
+                  "them back instead of computing them)");
+  cmd->add_option("--kv-offload-dir", o.kv_offload_dir,
+                  "directory of the disk tier below --kv-offload-ram (kept across restarts; checksummed)");
+  cmd->add_option("--kv-offload-size", o.kv_offload_size, "the disk tier's budget")->capture_default_str();
   cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
   add_parallel_options(cmd, o.parallel);
 }
@@ -124,6 +132,17 @@ EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m) {
   if (m.draft) c.draft_model = &m.draft->model;
   if (m.draft && o.speculative == "off") c.speculative = SpeculativeMode::kDraft;  // a draft model asks for it
   if (!o.kv_events_endpoint.empty()) c.kv_events = kv_event_publisher(o, c);
+  if (!o.kv_offload_ram.empty() || !o.kv_offload_dir.empty()) {
+    const KvLayout layout = kv_layout_of(m.model.spec, c.block_size, 1, c.kv_dtype);
+    KvTierConfig t;
+    t.ram_bytes = o.kv_offload_ram.empty() ? 0 : parse_bytes(o.kv_offload_ram);
+    t.disk_dir = o.kv_offload_dir;
+    t.disk_bytes = o.kv_offload_dir.empty() ? 0 : parse_bytes(o.kv_offload_size);
+    t.model_identity = model_identity_hex(m.model) + "/" + kv_tier_identity(layout);
+    t.block_bytes = layout.bytes_per_token_per_layer() * layout.n_layer * c.block_size;
+    t.block_size = c.block_size;
+    c.kv_tiers = std::make_shared<KvTiers>(t);
+  }
   return c;
 }
 

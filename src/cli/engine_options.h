@@ -28,6 +28,10 @@ struct EngineCliOptions {
   std::string kv_events_replay_endpoint;  // empty: no replay socket
   std::string kv_events_topic;
   std::string kv_events_encoding = "array";
+  // Tiered KV cache (kv/kv_tiers): evicted prefix blocks kept in RAM, then on disk.
+  std::string kv_offload_ram;   // "4GiB"; empty: no RAM tier
+  std::string kv_offload_dir;   // empty: no disk tier
+  std::string kv_offload_size = "16GiB";
   ParallelCliOptions parallel;
   EngineConfig config;
 };

@@ -12,6 +12,7 @@
 #include "engine/batch_runner.h"
 #include "engine/grammar_step.h"
 #include "engine/stop_strings.h"
+#include "engine/tier_loader.h"
 #include "kv/kv_store.h"
 #include "model/shard.h"
 #include "model/kv_shape.h"
@@ -96,6 +97,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   kv_->set_event_sink(config_.kv_events.get());
   SchedulerConfig sc{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities};
   if (config_.remote_prefill) sc.remote_prefill_min_tokens = std::max<int64_t>(1, config_.remote_prefill->min_tokens());
+  if (KvTiers* tiers = config_.kv_tiers.get())
+    sc.tier_holds = [tiers](uint64_t hash, uint64_t parent, std::span<const int32_t> tokens) { return tiers->contains(hash, parent, tokens); };
   scheduler_ = std::make_unique<Scheduler>(sc, *kv_);
   PagedForwardConfig fc{config_.device, config_.n_threads, config_.kv_dtype, config_.block_size,
                         memory_plan_.n_blocks, config_.n_ctx, config_.parallel};
@@ -103,6 +106,14 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   forward_ = make_paged_forward(model, fc);
   if ((config_.remote_prefill || config_.kv_allocator) && !forward_->host_kv_store())
     fail("disaggregated prefill/decode needs the KV pool in host memory (--device cpu, one process)");
+  if (config_.kv_tiers) {
+    if (!forward_->host_kv_store() || config_.parallel) fail("the KV offload tiers need the KV pool in host memory (--device cpu, one process)");
+    if (config_.kv_tiers->config().block_bytes != kv_tier_block_bytes(*forward_->host_kv_store()))
+      fail("the KV offload tiers were made for blocks of {} bytes, this pool's are {}", config_.kv_tiers->config().block_bytes,
+           kv_tier_block_bytes(*forward_->host_kv_store()));
+    kv_->keep_evictions(true);
+    tier_loader_ = std::make_unique<TierLoader>(*config_.kv_tiers, *forward_->host_kv_store());
+  }
   runner_ = std::make_unique<BatchRunner>(*forward_);
   if (config_.draft_model) {
     if (config_.draft_model->spec.n_vocab != model.spec.n_vocab)
@@ -228,7 +239,9 @@ void Engine::finish_handoffs(std::vector<Handoff>& handoffs, Events& events) {
       continue;
     }
     const RemotePrefillResult& r = h.result;
-    if (r.ok) {
+    if (h.tier) {
+      own_.tier_bytes_loaded += r.bytes;
+    } else if (r.ok) {
       ++own_.remote_prefills;
       own_.kv_bytes_received += r.bytes;
       own_.kv_transfer_seconds += r.seconds;
@@ -237,10 +250,10 @@ void Engine::finish_handoffs(std::vector<Handoff>& handoffs, Events& events) {
     } else if (live_.contains(h.id) && std::find(finished_.begin(), finished_.end(), h.id) == finished_.end()) {
       std::fprintf(stderr, "remote prefill of request %lld failed, computing it here: %s\n", (long long)h.id, r.error.c_str());
     }
-    scheduler_->remote_prefill_done(h.id, r.ok);
+    scheduler_->remote_prefill_done(h.id, r.ok, h.tier ? r.tokens : -1);
     // The transfer is over; a peer that timed out might still be writing, so wait a little longer.
     if (std::optional<SeqId> q = scheduler_->take_quarantine(h.id))
-      quarantined_.push_back({*q, Clock::now() + std::chrono::seconds(2)});
+      quarantined_.push_back({*q, Clock::now() + std::chrono::seconds(h.tier ? 0 : 2)});
   }
 }
 
@@ -251,6 +264,54 @@ void Engine::free_expired_quarantines() {
     kv_->free(q.seq);
     return true;
   });
+}
+
+void Engine::offload_evicted() {
+  if (!config_.kv_tiers) return;
+  std::vector<KvManager::EvictedBlock> evicted = kv_->take_evicted();
+  if (evicted.empty()) return;
+  const KvStore& store = *forward_->host_kv_store();
+  std::vector<uint8_t> payload(size_t(kv_tier_block_bytes(store)));
+  for (const KvManager::EvictedBlock& e : evicted) {
+    kv_tier_gather(store, e.block, payload);
+    config_.kv_tiers->put(e.hash, e.parent, e.tokens, payload);
+  }
+  own_.tier_blocks_offloaded += int64_t(evicted.size());
+}
+
+void Engine::start_tier_loads(const StepPlan& plan) {
+  const int64_t bs = config_.block_size;
+  for (const RemotePrefillStart& s : plan.tier_loads) {
+    TierLoadJob job;
+    job.id = s.id;
+    const std::span<const int32_t> tokens = scheduler_->tokens(s.id);
+    const std::span<const BlockId> table = kv_->block_table(s.id);
+    uint64_t parent = kv_->prefix_hash(s.id);
+    for (int64_t b = s.first_position / bs; b < (s.first_position + s.n_tokens) / bs; ++b) {
+      const std::span<const int32_t> block_tokens = tokens.subspan(size_t(b * bs), size_t(bs));
+      const uint64_t hash = PrefixCache::chain_hash(parent, block_tokens);
+      job.blocks.push_back(table[size_t(b)]);
+      job.hashes.push_back(hash);
+      job.parents.push_back(parent);
+      job.tokens.emplace_back(block_tokens.begin(), block_tokens.end());
+      parent = hash;
+    }
+    const int64_t n_blocks = int64_t(job.blocks.size());
+    tier_loader_->load(std::move(job), [this, n_blocks, bs](RequestId id, int64_t blocks, int64_t bytes) {
+      std::lock_guard lock(mutex_);
+      Handoff h;
+      h.id = id;
+      h.ok = blocks > 0;
+      h.tier = true;
+      h.result.id = id;
+      h.result.ok = blocks > 0;
+      h.result.bytes = bytes;
+      h.result.tokens = blocks * bs;  // a block the tiers lost since admission ends the load there
+      if (blocks < n_blocks) h.result.error = "partial";
+      handoffs_.push_back(std::move(h));
+      wake_.notify_one();
+    });
+  }
 }
 
 void Engine::start_remote_prefills(const StepPlan& plan) {
@@ -546,6 +607,13 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
   s.awaiting_remote = c.awaiting_remote;
   s.remote_prefill_failures = c.remote_prefill_failures;
   s.kv_tokens_received = c.tokens_received;
+  s.tier_loads = c.tier_loads;
+  s.tier_load_failures = c.tier_load_failures;
+  s.tier_tokens_loaded = c.tier_tokens_loaded;
+  if (const KvTiers* tiers = config_.kv_tiers.get()) {
+    s.kv_tiers = true;
+    s.tier = tiers->stats();
+  }
   s.kv_blocks_quarantined = 0;
   for (const Quarantined& q : quarantined_) s.kv_blocks_quarantined += int64_t(kv_->block_table(q.seq).size());
   if (plan) {
@@ -593,12 +661,18 @@ bool Engine::step() {
     Live& live = *live_.at(s.id);
     if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
   }
+  for (const RemotePrefillStart& s : plan.tier_loads) {
+    Live& live = *live_.at(s.id);
+    if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
+  }
+  offload_evicted();  // before this step's writes reuse those blocks
   start_remote_prefills(plan);
-  if (plan.empty()) {  // only requests that wait for another instance's K/V
+  start_tier_loads(plan);
+  if (plan.empty()) {  // only requests that wait for another instance's K/V or a tier's blocks
     scheduler_->on_step_done({});
     publish_stats(0, nullptr);
     deliver(events);
-    return !plan.remote_prefills.empty();
+    return !plan.remote_prefills.empty() || !plan.tier_loads.empty();
   }
   // Prefill-only requests stream each layer's K/V as soon as it is written.
   struct SinkRun {

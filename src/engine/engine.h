@@ -35,6 +35,7 @@
 #include "kv/kv_dtype.h"
 #include "kv/kv_events.h"
 #include "kv/kv_store.h"
+#include "kv/kv_tiers.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
 
@@ -45,6 +46,7 @@ namespace dist {
 struct Parallel;
 }
 class MaskWorker;
+class TierLoader;
 class PagedForward;
 
 // Speculative decoding (src/spec): off; ngram = prompt lookup, always the longest draft a match
@@ -74,6 +76,9 @@ struct EngineConfig {
   // Disaggregated decode: long prompts are prefilled by another instance (engine/kv_handoff.h).
   std::shared_ptr<RemotePrefill> remote_prefill;
   const KvAllocator* kv_allocator = nullptr;  // the KV pool's memory (a KV transport's registered memory)
+  // Tiered KV cache: prefix blocks evicted from the pool go here, and prefix hits there are loaded
+  // back instead of computed (kv/kv_tiers; its block bytes must be this pool's).
+  std::shared_ptr<KvTiers> kv_tiers;
   // Told of every prefix-cache block stored or evicted (KV-aware routers: kv_events/); null: nobody.
   std::shared_ptr<KvEventSink> kv_events;
 };
@@ -181,10 +186,13 @@ class Engine {
   struct Handoff {
     RequestId id = 0;
     bool released = false;  // true: a KvSink's blocks; false: a RemotePrefill's result
+    bool tier = false;      // ... or a tier load's
     bool ok = false;
     RemotePrefillResult result;
   };
   void start_remote_prefills(const StepPlan& plan);
+  void offload_evicted();                      // tiered KV: evicted prefix blocks' bytes, before they are overwritten
+  void start_tier_loads(const StepPlan& plan);
   void finish_handoffs(std::vector<Handoff>& handoffs, Events& events);
   void free_expired_quarantines();
   struct Quarantined {
@@ -222,6 +230,7 @@ class Engine {
   EngineStats stats_;
   bool stopping_ = false;
   std::thread thread_;
+  std::unique_ptr<TierLoader> tier_loader_;  // last: destroyed first, its callbacks use the members above
 };
 
 }  // namespace ridge

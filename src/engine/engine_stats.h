@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kv/kv_tiers.h"
+
 namespace ridge {
 
 // Upper bounds (seconds) of the token-mask time histogram, 10 us to 100 ms; one more bucket is +Inf.
@@ -58,6 +60,11 @@ struct EngineStats {
   double kv_transfer_seconds = 0;       // sum over the finished transfers (request to last byte)
   std::array<int64_t, kKvTransferBuckets.size() + 1> kv_transfer_histogram{};
   int64_t kv_blocks_quarantined = 0;    // gauge: blocks held until a failed transfer can no longer write
+  // Tiered KV cache (kv/kv_tiers): prefix blocks below the pool.
+  bool kv_tiers = false;
+  int64_t tier_loads = 0, tier_load_failures = 0, tier_tokens_loaded = 0, tier_bytes_loaded = 0;
+  int64_t tier_blocks_offloaded = 0;  // evicted from the pool into the tiers
+  KvTiers::Stats tier;                // the tiers' own counters and gauges
   // Disaggregated prefill: prompts whose K/V this instance sent.
   int64_t kv_transfers_sent = 0;
   int64_t kv_send_failures = 0;

@@ -44,6 +44,7 @@ struct RemotePrefillResult {
   std::string error;
   int64_t bytes = 0;
   double seconds = 0;  // from start() to the end of the transfer
+  int64_t tokens = -1;  // positions filled, when fewer than asked (a tier load); -1: all
 };
 
 class RemotePrefill {

@@ -64,18 +64,23 @@ std::optional<SeqId> Scheduler::take_quarantine(RequestId id) {
   return q;
 }
 
-void Scheduler::remote_prefill_done(RequestId id, bool ok) {
+void Scheduler::remote_prefill_done(RequestId id, bool ok, int64_t n_tokens) {
   auto it = requests_.find(id);
   if (it == requests_.end() || !it->second.awaiting_remote) return;
   Request& r = it->second;
   r.awaiting_remote = false;
+  const bool tier = r.loading_from_tier;
+  r.loading_from_tier = false;
   if (ok) {
-    tokens_received_ += r.n_prompt - 1 - r.n_computed;
-    r.n_computed = r.n_prompt - 1;
+    const int64_t until = n_tokens >= 0 ? std::min(r.awaiting_until, r.n_computed + n_tokens) : r.awaiting_until;
+    (tier ? tier_tokens_loaded_ : tokens_received_) += until - r.n_computed;
+    r.n_computed = until;
+    kv_.truncate(id, r.n_computed);  // the slots of blocks that did not arrive
     kv_.cache_full_blocks(id, r.tokens, r.n_computed);
+    if (tier) r.n_cached_prompt = std::max(r.n_cached_prompt, std::min(r.n_computed, r.n_prompt));
     return;
   }
-  ++remote_prefill_failures_;
+  ++(tier ? tier_load_failures_ : remote_prefill_failures_);
   quarantine(id);
   r.n_computed = 0;
   r.running = false;
@@ -164,23 +169,19 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
       continue;
     }
     r.n_computed = kv_.match_prefix(id, r.tokens);
-    if (r.remote_allowed && r.n_prompt - 1 - r.n_computed >= config_.remote_prefill_min_tokens) {
-      // Blocks for every position but the last prompt token, filled by another instance.
-      const int64_t n_remote = r.n_prompt - 1 - r.n_computed;
-      KvManager::Allocation alloc = kv_.allocate_for(id, n_remote);
-      if (!alloc.ok) {
-        kv_.free(id);
-        r.n_computed = 0;
-        return;
-      }
+    // Blocks filled elsewhere while other requests compute: a tier below the pool holds the next
+    // full blocks, or another instance computes every position but the last prompt token.
+    int64_t n_elsewhere = 0;
+    bool from_tier = false;
+    if (config_.tier_holds && r.tier_allowed && !r.prefill_only) {
+      n_elsewhere = kv_.lower_tier_blocks(id, r.tokens, config_.tier_holds) * kv_.block_size();
+      from_tier = n_elsewhere > 0;
+    }
+    if (!from_tier && r.remote_allowed && r.n_prompt - 1 - r.n_computed >= config_.remote_prefill_min_tokens)
+      n_elsewhere = r.n_prompt - 1 - r.n_computed;
+    if (n_elsewhere > 0) {
+      if (!admit_awaiting(id, n_elsewhere, from_tier, plan)) return;
       it = waiting_.erase(it);
-      if (r.n_cached_prompt < 0) r.n_cached_prompt = r.n_computed;
-      r.remote_allowed = false;
-      r.awaiting_remote = true;
-      r.running = true;
-      running_.push_back(id);
-      ++remote_prefills_;
-      plan.remote_prefills.push_back({id, r.n_computed, n_remote});
       continue;
     }
     const int64_t n = std::min(static_cast<int64_t>(r.tokens.size()) - r.n_computed, budget);
@@ -196,6 +197,26 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
     running_.push_back(id);
     add_to_plan(id, n, std::move(alloc.copies), plan, budget);
   }
+}
+
+bool Scheduler::admit_awaiting(RequestId id, int64_t n_tokens, bool from_tier, StepPlan& plan) {
+  Request& r = requests_.at(id);
+  KvManager::Allocation alloc = kv_.allocate_for(id, n_tokens);
+  if (!alloc.ok) {  // wait for running requests to finish, as any admission
+    kv_.free(id);
+    r.n_computed = 0;
+    return false;
+  }
+  if (r.n_cached_prompt < 0) r.n_cached_prompt = r.n_computed;  // a tier load adds what it brings
+  (from_tier ? r.tier_allowed : r.remote_allowed) = false;
+  r.awaiting_remote = true;
+  r.loading_from_tier = from_tier;
+  r.awaiting_until = r.n_computed + n_tokens;
+  r.running = true;
+  running_.push_back(id);
+  ++(from_tier ? tier_loads_ : remote_prefills_);
+  (from_tier ? plan.tier_loads : plan.remote_prefills).push_back({id, r.n_computed, n_tokens});
+  return true;
 }
 
 bool Scheduler::held_back(const Request& r) const {
@@ -315,10 +336,17 @@ SchedulerCounters Scheduler::counters() const {
   c.evictions = kv_.evictions();
   c.tokens_prefilled = tokens_prefilled_;
   c.tokens_decoded = tokens_decoded_;
-  for (RequestId id : running_) c.awaiting_remote += requests_.at(id).awaiting_remote ? 1 : 0;
+  for (RequestId id : running_) {
+    const Request& r = requests_.at(id);
+    c.awaiting_remote += r.awaiting_remote && !r.loading_from_tier ? 1 : 0;
+    c.awaiting_tier += r.loading_from_tier ? 1 : 0;
+  }
   c.remote_prefills = remote_prefills_;
   c.remote_prefill_failures = remote_prefill_failures_;
   c.tokens_received = tokens_received_;
+  c.tier_loads = tier_loads_;
+  c.tier_load_failures = tier_load_failures_;
+  c.tier_tokens_loaded = tier_tokens_loaded_;
   return c;
 }
 

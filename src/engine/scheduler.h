@@ -31,6 +31,9 @@ struct SchedulerConfig {
   // Disaggregated decode: a request whose uncached prompt (less its last token) has at least this
   // many tokens waits for another instance to fill its blocks (0: never).
   int64_t remote_prefill_min_tokens = 0;
+  // Tiered KV cache: whether a tier below the pool holds a block (kv/kv_tiers). At admission, the
+  // full blocks after the pool's prefix hit that it holds are loaded instead of computed.
+  KvManager::TierLookup tier_holds;
 };
 
 struct NewRequest {
@@ -75,6 +78,10 @@ struct SchedulerCounters {
   int64_t remote_prefills = 0;        // started
   int64_t remote_prefill_failures = 0;  // ... that failed: the prompt was computed here after all
   int64_t tokens_received = 0;        // prompt positions whose K/V came from another instance
+  int64_t awaiting_tier = 0;          // requests whose blocks are being loaded from a tier
+  int64_t tier_loads = 0;             // admissions that loaded blocks from a tier below the pool
+  int64_t tier_load_failures = 0;
+  int64_t tier_tokens_loaded = 0;
 };
 
 class Scheduler {
@@ -107,7 +114,8 @@ class Scheduler {
   SchedulerCounters counters() const;
   // Disaggregated decode: the K/V of a request in StepPlan::remote_prefills has arrived (ok) or not;
   // without it the request waits to be computed here, its reserved blocks quarantined.
-  void remote_prefill_done(RequestId id, bool ok);
+  // n_tokens >= 0: only the first n_tokens of the positions asked for arrived (a partial tier load).
+  void remote_prefill_done(RequestId id, bool ok, int64_t n_tokens = -1);
   // Blocks another instance might still write into (a failed, timed-out or cancelled transfer)
   // are held under a sequence id of their own until the caller frees it (KvManager::free) once
   // that transfer can no longer write. Returns that id for the request's transfer, if any.
@@ -134,11 +142,17 @@ class Scheduler {
     std::vector<int32_t> draft_in_flight;  // the drafts the step in flight runs
     bool prefill_only = false;
     bool remote_allowed = false;  // admission may hand its prompt to another instance (once)
-    bool awaiting_remote = false;
+    bool tier_allowed = true;     // admission may load blocks from a tier (once: not after a failed load)
+    bool loading_from_tier = false;
+    bool awaiting_remote = false;  // another instance or a tier fills its blocks up to awaiting_until
+    int64_t awaiting_until = 0;
     // Blocks that a transfer reads or writes must not be freed by a preemption.
     bool pinned() const { return prefill_only || awaiting_remote; }
   };
   void quarantine(RequestId id);
+  // Admits a request whose next n_tokens positions are filled elsewhere (a tier, another instance);
+  // false when the pool cannot hold them now.
+  bool admit_awaiting(RequestId id, int64_t n_tokens, bool from_tier, StepPlan& plan);
   bool held_back(const Request& r) const;
   using WaitKey = std::pair<int64_t, int64_t>;  // (priority or 0, arrival)
   WaitKey wait_key(const Request& r) const { return {config_.priorities ? r.priority : 0, r.arrival}; }
@@ -165,6 +179,7 @@ class Scheduler {
   int64_t tokens_prefilled_ = 0;
   int64_t tokens_decoded_ = 0;
   int64_t remote_prefills_ = 0, remote_prefill_failures_ = 0, tokens_received_ = 0;
+  int64_t tier_loads_ = 0, tier_load_failures_ = 0, tier_tokens_loaded_ = 0;
   std::unordered_map<RequestId, SeqId> quarantined_;
   SeqId next_quarantine_ = -1;  // quarantine ids are negative: no request has one
 };

@@ -33,6 +33,7 @@ struct RemotePrefillStart {
 struct StepPlan {
   std::vector<ScheduledRequest> requests;  // decodes first, then prefill chunks, then admissions
   std::vector<RemotePrefillStart> remote_prefills;  // admitted this step to wait for their K/V
+  std::vector<RemotePrefillStart> tier_loads;       // ... to wait for blocks loaded from a tier below the pool
   std::vector<RequestId> preempted;        // sent back to waiting this step; their blocks are free
   int64_t n_tokens = 0;                    // sum of n_tokens: never above max_batched_tokens
 

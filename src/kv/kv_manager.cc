@@ -32,8 +32,25 @@ BlockId KvManager::take_block() {
 }
 
 void KvManager::forget_cached(BlockId block) {
-  const std::optional<uint64_t> hash = prefix_.erase_block(block);
-  if (hash && events_) events_->on_blocks_removed(std::span<const uint64_t>(&*hash, 1));
+  std::optional<PrefixCache::Erased> e = prefix_.take_block(block);
+  if (!e) return;
+  if (events_) events_->on_blocks_removed(std::span<const uint64_t>(&e->hash, 1));
+  if (keep_evictions_) evicted_.push_back({block, e->hash, e->parent, std::move(e->tokens)});
+}
+
+int64_t KvManager::lower_tier_blocks(SeqId seq, std::span<const int32_t> tokens, const TierLookup& held) const {
+  const SeqBlocks& s = seqs_.at(seq);
+  const int64_t bs = block_size();
+  const int64_t last = (static_cast<int64_t>(tokens.size()) - 1) / bs;  // leave one token to compute
+  uint64_t parent = s.last_hash;
+  int64_t n = 0;
+  for (int64_t i = static_cast<int64_t>(s.table.size()); i < last; ++i, ++n) {
+    std::span<const int32_t> block_tokens = tokens.subspan(static_cast<size_t>(i * bs), static_cast<size_t>(bs));
+    const uint64_t hash = PrefixCache::chain_hash(parent, block_tokens);
+    if (!held(hash, parent, block_tokens)) break;
+    parent = hash;
+  }
+  return n;
 }
 
 int64_t KvManager::match_prefix(SeqId seq, std::span<const int32_t> tokens) {
@@ -97,7 +114,7 @@ void KvManager::cache_full_blocks(SeqId seq, std::span<const int32_t> tokens, in
     uint64_t hash = PrefixCache::chain_hash(s.last_hash, block_tokens);
     BlockId block = s.table[static_cast<size_t>(i)];
     // A second copy of an already cached prefix stays private and is freed normally.
-    const bool keyed = !pool_.is_cached(block) && prefix_.insert(hash, block_tokens, block);
+    const bool keyed = !pool_.is_cached(block) && prefix_.insert(hash, block_tokens, block, s.last_hash);
     if (keyed) pool_.mark_cached(block);
     if (events_ && !keyed) report_run();
     if (events_ && keyed) {

@@ -3,6 +3,7 @@
 // PrefixCache. The scheduler talks to it in sequence ids and token counts; what it learns back is
 // one Allocation (did it fit, which blocks to copy first). Block tables only grow, until free().
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -49,6 +50,21 @@ class KvManager {
   // Told of every key the prefix cache gains (cache_full_blocks) or loses (eviction); null: nobody.
   // The sink must outlive the manager or be replaced first.
   void set_event_sink(KvEventSink* sink) { events_ = sink; }
+
+  // A tier below the pool (kv/kv_tiers): cached blocks about to be reused are listed, bytes still
+  // intact, until take_evicted(); the caller copies them out before the next forward pass.
+  struct EvictedBlock {
+    BlockId block = 0;
+    uint64_t hash = 0, parent = 0;
+    std::vector<int32_t> tokens;
+  };
+  void keep_evictions(bool on) { keep_evictions_ = on; }
+  std::vector<EvictedBlock> take_evicted() { return std::move(evicted_); }
+  // After match_prefix: how many of the next full blocks of tokens `held` has (a lower tier), at
+  // most up to tokens.size() - 1, with the hash of the prefix they start after.
+  using TierLookup = std::function<bool(uint64_t hash, uint64_t parent, std::span<const int32_t> tokens)>;
+  int64_t lower_tier_blocks(SeqId seq, std::span<const int32_t> tokens, const TierLookup& held) const;
+  uint64_t prefix_hash(SeqId seq) const { return seqs_.at(seq).last_hash; }
 
   // For a sequence that holds no blocks yet: take the cached blocks of its longest cached prefix.
   // Returns how many tokens they cover. At least one token is always left to compute, since the
@@ -103,6 +119,8 @@ class KvManager {
   PrefixCache prefix_;
   std::unordered_map<SeqId, SeqBlocks> seqs_;
   KvEventSink* events_ = nullptr;
+  bool keep_evictions_ = false;
+  std::vector<EvictedBlock> evicted_;
 };
 
 }  // namespace ridge

@@ -28,20 +28,28 @@ std::optional<BlockId> PrefixCache::find(uint64_t hash, std::span<const int32_t>
   return it->second.block;
 }
 
-bool PrefixCache::insert(uint64_t hash, std::span<const int32_t> block_tokens, BlockId block) {
+bool PrefixCache::insert(uint64_t hash, std::span<const int32_t> block_tokens, BlockId block, uint64_t parent) {
   if (by_hash_.contains(hash) || hash_of_block_.contains(block)) return false;
-  by_hash_.emplace(hash, Entry{block, std::vector<int32_t>(block_tokens.begin(), block_tokens.end())});
+  by_hash_.emplace(hash, Entry{block, std::vector<int32_t>(block_tokens.begin(), block_tokens.end()), parent});
   hash_of_block_.emplace(block, hash);
   return true;
 }
 
 std::optional<uint64_t> PrefixCache::erase_block(BlockId block) {
+  std::optional<Erased> e = take_block(block);
+  if (!e) return std::nullopt;
+  return e->hash;
+}
+
+std::optional<PrefixCache::Erased> PrefixCache::take_block(BlockId block) {
   auto it = hash_of_block_.find(block);
   if (it == hash_of_block_.end()) return std::nullopt;
   const uint64_t hash = it->second;
-  by_hash_.erase(hash);
+  auto entry = by_hash_.find(hash);
+  Erased e{hash, entry->second.parent, std::move(entry->second.tokens)};
+  by_hash_.erase(entry);
   hash_of_block_.erase(it);
-  return hash;
+  return e;
 }
 
 PrefixCache::Match PrefixCache::longest_prefix(std::span<const int32_t> tokens, int64_t max_tokens) {

@@ -23,9 +23,15 @@ class PrefixCache {
   // The block holding exactly these tokens after the prefix named by `hash`, if cached.
   std::optional<BlockId> find(uint64_t hash, std::span<const int32_t> block_tokens) const;
   // Returns false (and keeps the older entry) when the key is already cached.
-  bool insert(uint64_t hash, std::span<const int32_t> block_tokens, BlockId block);
+  bool insert(uint64_t hash, std::span<const int32_t> block_tokens, BlockId block, uint64_t parent = kNoParent);
   // The block was evicted and reused: drop its entry. Returns the key it had, if it had one.
   std::optional<uint64_t> erase_block(BlockId block);
+  // The same, with what the entry named (a tier below the pool keeps the block under it).
+  struct Erased {
+    uint64_t hash = 0, parent = kNoParent;
+    std::vector<int32_t> tokens;
+  };
+  std::optional<Erased> take_block(BlockId block);
 
   struct Match {
     std::vector<BlockId> blocks;  // cached blocks of the longest cached prefix, in order
@@ -43,6 +49,7 @@ class PrefixCache {
   struct Entry {
     BlockId block;
     std::vector<int32_t> tokens;
+    uint64_t parent = kNoParent;
   };
   int32_t block_size_;
   std::unordered_map<uint64_t, Entry> by_hash_;

@@ -1,5 +1,6 @@
 #include "serve/serve_metrics.h"
 
+#include <tuple>
 #include <cmath>
 
 namespace ridge {
@@ -129,6 +130,25 @@ void ServeMetrics::mirror(const EngineStats& s) {
       .assign({s.kv_transfer_histogram.begin(), s.kv_transfer_histogram.end()}, s.kv_transfer_seconds);
   r.gauge("ridge:kv_transfer_quarantined_blocks", "Blocks held until a failed transfer can no longer write into them.")
       .set(double(s.kv_blocks_quarantined));
+  if (s.kv_tiers) {  // the tiers below the KV pool (--kv-offload-ram / --kv-offload-dir)
+    r.counter("ridge:kv_offload_loads_total", "Admissions that loaded prefix blocks from a tier instead of computing them.")
+        .set(double(s.tier_loads));
+    r.counter("ridge:kv_offload_load_failures_total", "Tier loads that failed (a corrupt file): the prompt was computed.")
+        .set(double(s.tier_load_failures));
+    r.counter("ridge:kv_offload_loaded_tokens_total", "Prompt positions whose K/V came from a tier.").set(double(s.tier_tokens_loaded));
+    r.counter("ridge:kv_offload_loaded_bytes_total", "K/V bytes loaded back from the tiers.").set(double(s.tier_bytes_loaded));
+    r.counter("ridge:kv_offload_stored_blocks_total", "Prefix blocks evicted from the pool into the tiers.")
+        .set(double(s.tier_blocks_offloaded));
+    for (const auto& [tier, blocks, bytes, hits] : {std::tuple{"ram", s.tier.ram_blocks, s.tier.ram_bytes, s.tier.ram_hits},
+                                                    std::tuple{"disk", s.tier.disk_blocks, s.tier.disk_bytes, s.tier.disk_hits}}) {
+      r.gauge("ridge:kv_offload_blocks", "Blocks held by each tier.", {{"tier", tier}}).set(double(blocks));
+      r.gauge("ridge:kv_offload_bytes", "Bytes held by each tier.", {{"tier", tier}}).set(double(bytes));
+      r.counter("ridge:kv_offload_hits_total", "Blocks loaded back from each tier.", {{"tier", tier}}).set(double(hits));
+    }
+    r.counter("ridge:kv_offload_corrupt_files_total", "Disk-tier files found corrupt or truncated (deleted, never served).")
+        .set(double(s.tier.corrupt_files));
+    r.counter("ridge:kv_offload_disk_writes_total", "Blocks written to the disk tier.").set(double(s.tier.disk_writes));
+  }
   r.counter("ridge:kv_transfer_sent_total", "Prefills whose K/V this instance sent to a decode instance.").set(double(s.kv_transfers_sent));
   r.counter("ridge:kv_transfer_send_failures_total", "Transfers this instance could not complete.").set(double(s.kv_send_failures));
   r.counter("ridge:kv_transfer_sent_bytes_total", "K/V bytes sent to decode instances.").set(double(s.kv_bytes_sent));

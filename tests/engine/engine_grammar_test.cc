@@ -9,6 +9,7 @@
 #include <regex>
 
 #include "engine/engine.h"
+#include "engine_test_support.h"
 #include "engine/grammar_vocab.h"
 #include "grammar/grammar_spec.h"
 #include "model/gguf/gguf_file.h"
@@ -21,30 +22,15 @@ namespace {
 class EngineGrammarTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = (std::filesystem::temp_directory_path() / ("engine_grammar_" + std::to_string(getpid()) + ".gguf")).string();
-    synth::SynthOptions o;
-    o.spec.arch = "llama";
-    o.spec.name = "tiny";
-    o.spec.n_vocab = 512;
-    o.spec.n_embd = 64;
-    o.spec.n_layer = 2;
-    o.spec.n_head = 4;
-    o.spec.n_head_kv = 2;
-    o.spec.head_dim = 16;
-    o.spec.rope_dim = 16;
-    o.spec.n_ff = 160;
-    o.spec.n_ctx_train = 256;
-    o.type = DType::Q8_0;
-    synth::write_synth_model(o, path_);
-    model_ = new Model(load_model(path_));
-    tokenizer_ = new Tokenizer(Tokenizer::from_gguf(gguf::GgufFile::open(path_)));
+    tiny_ = testing_support::make_tiny_model("engine_grammar", 2, 0.02f).release();
+    path_ = tiny_->path;
+    model_ = &tiny_->model;
+    tokenizer_ = &tiny_->tokenizer;
     vocab_ = grammar_vocab(*tokenizer_);
   }
   static void TearDownTestSuite() {
-    delete tokenizer_;
-    delete model_;
+    delete tiny_;
     vocab_.reset();
-    std::filesystem::remove(path_);
   }
 
   static std::shared_ptr<const grammar::CompiledGrammar> compile(grammar::GrammarSpec spec) {
@@ -96,6 +82,7 @@ class EngineGrammarTest : public ::testing::Test {
   }
 
   static std::string path_;
+  static inline testing_support::TinyModel* tiny_ = nullptr;
   static Model* model_;
   static Tokenizer* tokenizer_;
   static std::shared_ptr<const grammar::TokenVocab> vocab_;

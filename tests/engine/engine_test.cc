@@ -28,29 +28,13 @@ using testing_support::Output;
 class EngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = (std::filesystem::temp_directory_path() / ("engine_test_" + std::to_string(getpid()) + ".gguf")).string();
-    synth::SynthOptions o;
-    o.spec.arch = "llama";
-    o.spec.name = "tiny";
-    o.spec.n_vocab = 512;
-    o.spec.n_embd = 64;
-    o.spec.n_layer = 2;
-    o.spec.n_head = 4;
-    o.spec.n_head_kv = 2;
-    o.spec.head_dim = 16;
-    o.spec.rope_dim = 16;
-    o.spec.n_ff = 160;
-    o.spec.n_ctx_train = 256;
-    o.type = DType::Q8_0;
-    o.stddev = 0.15f;  // peaked distributions, so greedy choices are not near-ties
-    synth::write_synth_model(o, path_);
-    model_ = new Model(load_model(path_));
-    tokenizer_ = new Tokenizer(Tokenizer::from_gguf(gguf::GgufFile::open(path_)));
+    tiny_ = testing_support::make_tiny_model("engine_test", 2).release();
+    path_ = tiny_->path;
+    model_ = &tiny_->model;
+    tokenizer_ = &tiny_->tokenizer;
   }
   static void TearDownTestSuite() {
-    delete tokenizer_;
-    delete model_;
-    std::filesystem::remove(path_);
+    delete tiny_;
   }
 
   static std::vector<int32_t> prompt(uint32_t seed, int length) { return testing_support::random_prompt(seed, length); }
@@ -72,6 +56,7 @@ class EngineTest : public ::testing::Test {
   }
 
   static std::string path_;
+  static inline testing_support::TinyModel* tiny_ = nullptr;
   static Model* model_;
   static Tokenizer* tokenizer_;
 };

@@ -7,8 +7,16 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+
 #include "engine/engine.h"
 #include "engine/generator.h"
+#include "model/gguf/gguf_file.h"
+#include "model/model_loader.h"
+#include "model/synth/synth_model.h"
 
 namespace ridge::testing_support {
 
@@ -76,6 +84,36 @@ inline std::vector<Output> run_through(Engine& engine, const std::vector<Request
   }
   engine.run_until_idle();
   return outputs;
+}
+
+// A small random Llama, written to a temporary file that goes with it (the default stddev makes
+// peaked distributions, so greedy choices are not near-ties).
+struct TinyModel {
+  std::string path;
+  Model model;
+  Tokenizer tokenizer;
+  ~TinyModel() { std::filesystem::remove(path); }
+};
+inline std::unique_ptr<TinyModel> make_tiny_model(const std::string& tag, int64_t n_layer, float stddev = 0.15f) {
+  const std::string path = (std::filesystem::temp_directory_path() / (tag + "_" + std::to_string(getpid()) + ".gguf")).string();
+  synth::SynthOptions o;
+  o.spec.arch = "llama";
+  o.spec.name = "tiny";
+  o.spec.n_vocab = 512;
+  o.spec.n_embd = 64;
+  o.spec.n_layer = n_layer;
+  o.spec.n_head = 4;
+  o.spec.n_head_kv = 2;
+  o.spec.head_dim = 16;
+  o.spec.rope_dim = 16;
+  o.spec.n_ff = 160;
+  o.spec.n_ctx_train = 256;
+  o.type = DType::Q8_0;
+  o.stddev = stddev;
+  synth::write_synth_model(o, path);
+  Model model = load_model(path);
+  Tokenizer tokenizer = Tokenizer::from_gguf(gguf::GgufFile::open(path));
+  return std::unique_ptr<TinyModel>(new TinyModel{path, std::move(model), std::move(tokenizer)});
 }
 
 }  // namespace ridge::testing_support

@@ -15,9 +15,6 @@
 #include "kv_transfer/kv_sender.h"
 #include "kv_transfer/pool_description.h"
 #include "kv_transfer/transport.h"
-#include "model/gguf/gguf_file.h"
-#include "model/model_loader.h"
-#include "model/synth/synth_model.h"
 
 namespace ridge {
 namespace {
@@ -69,30 +66,11 @@ class InProcessPrefill final : public RemotePrefill {
 class DisaggEngineTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = (std::filesystem::temp_directory_path() / ("disagg_test_" + std::to_string(getpid()) + ".gguf")).string();
-    synth::SynthOptions o;
-    o.spec.arch = "llama";
-    o.spec.name = "tiny";
-    o.spec.n_vocab = 512;
-    o.spec.n_embd = 64;
-    o.spec.n_layer = 3;
-    o.spec.n_head = 4;
-    o.spec.n_head_kv = 2;
-    o.spec.head_dim = 16;
-    o.spec.rope_dim = 16;
-    o.spec.n_ff = 160;
-    o.spec.n_ctx_train = 256;
-    o.type = DType::Q8_0;
-    o.stddev = 0.15f;
-    synth::write_synth_model(o, path_);
-    model_ = new Model(load_model(path_));
-    tokenizer_ = new Tokenizer(Tokenizer::from_gguf(gguf::GgufFile::open(path_)));
+    tiny_ = testing_support::make_tiny_model("disagg_test", 3).release();
+    model_ = &tiny_->model;
+    tokenizer_ = &tiny_->tokenizer;
   }
-  static void TearDownTestSuite() {
-    delete tokenizer_;
-    delete model_;
-    std::filesystem::remove(path_);
-  }
+  static void TearDownTestSuite() { delete tiny_; }
   static EngineConfig config(KvDtype dtype) {
     EngineConfig c;
     c.n_threads = 1;
@@ -118,7 +96,7 @@ class DisaggEngineTest : public ::testing::Test {
     r.push_back(greedy_request(random_prompt(5, 33), 12));   // 32 positions to send: exactly two blocks
     return r;
   }
-  static inline std::string path_;
+  static inline testing_support::TinyModel* tiny_ = nullptr;
   static inline Model* model_ = nullptr;
   static inline Tokenizer* tokenizer_ = nullptr;
 };
