@@ -82,6 +82,8 @@ void ServeMetrics::mirror(const EngineStats& s) {
   r.counter("ridge:prefix_cache_hits_total", "Prompt tokens found in the prefix cache.").set(double(s.prefix_hit_tokens));
   r.counter("ridge:kv_evictions_total", "Cached KV blocks evicted for reuse.").set(double(s.evictions));
   r.counter("ridge:engine_steps_total", "Engine steps (forward passes).").set(double(s.steps));
+  r.counter("ridge:prefill_tokens_computed_total", "Prompt (and recomputed) tokens run through the model.")
+      .set(double(s.tokens_prefilled));
   r.counter("ridge:engine_step_seconds_total", "Time spent inside engine steps.").set(s.step_seconds);
   r.counter("ridge:grammar_requests_total", "Requests with structured output (a schema, regex, choice or grammar).")
       .set(double(s.grammar_requests));
