@@ -103,6 +103,10 @@ def run_config(name, a):
               "long_ttft_p50_ms": l["ttft_ms"]["p50"], "long_ttft_p99_ms": l["ttft_ms"]["p99"],
               "long_goodput": l.get("goodput"), "errors": s["failed"] + l["failed"]}
     long_transfers = [t for t in transfers if t.get("tokens", 0) >= a.long_len - 64 and t.get("ok")]
+    ok = [t for t in transfers if t.get("ok")]
+    if ok and ok[-1].get("transport_put_seconds_total"):
+        last = ok[-1]
+        result["transport_put_gbs"] = last["transport_bytes_total"] / last["transport_put_seconds_total"] / 1e9
     if long_transfers:
         result["transfers"] = [{k: t[k] for k in ("tokens", "bytes", "descriptors", "blocks", "puts", "compute_done",
                                                  "transfer_done")} | {"layer_sent": t["layer_sent"]} for t in long_transfers]
@@ -147,6 +151,9 @@ def main():
         print(f"| {name:<20} | {med('itl_p50_ms'):>8.1f} | {med('itl_p99_ms'):>8.1f} | {med('tpot_p50_ms'):>8.1f} | "
               f"{med('decode_tok_s'):>12.1f} | {med('long_ttft_p50_ms'):>13.0f} | {med('long_ttft_p99_ms'):>13.0f} | {good:>14.2f} |")
     for x in rounds:
+        if "transport_put_gbs" in x:
+            print(f"\nround {x['round']}: the prefill instance's transport moved its bytes at {x['transport_put_gbs']:.1f} GB/s "
+                  "while posting puts (all transfers; compare `ridge bench kv-transfer`)")
         for t in x.get("transfers", [])[:1]:
             sent = t["layer_sent"]
             print(f"\nround {x['round']} transfer of {t['tokens']} positions: {t['bytes'] / 1e6:.1f} MB in {t['puts']} puts "

@@ -20,6 +20,7 @@ struct TransportStats {
   int64_t bytes_put = 0;
   int64_t notes_sent = 0;
   int64_t notes_received = 0;
+  double put_seconds = 0;  // the transport's thread busy posting puts (on shared memory, the copies themselves)
 };
 
 class KvTransport {

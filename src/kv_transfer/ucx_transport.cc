@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <ucp/api/ucp.h>
 
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <fstream>
@@ -282,7 +283,16 @@ class UcxTransport final : public KvTransport {
   }
 
   void run(PutCommand& c) {
+    const auto start = std::chrono::steady_clock::now();
     Peer& p = peer_for(c.peer);
+    struct Timer {  // every return below counts
+      UcxTransport* self;
+      std::chrono::steady_clock::time_point start;
+      ~Timer() {
+        std::lock_guard lock(self->mutex_);
+        self->stats_.put_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      }
+    } timer{this, start};
     for (const Put& x : c.puts) {
       if (!p.error.empty()) return;
       if (x.region < 0 || size_t(x.region) >= p.rkeys.size() || x.offset + x.bytes > p.sizes[size_t(x.region)]) {

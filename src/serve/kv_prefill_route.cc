@@ -103,6 +103,9 @@ void add_kv_prefill_route(HttpServer& server, Engine& engine, kvx::KvTransport& 
       if (reply["error"].get<std::string>().empty()) reply["error"] = "the prefill was cancelled";
     }
     reply["tokens"] = body["tokens"].size();
+    const kvx::TransportStats t = transport.stats();  // since start, every transfer together
+    reply["transport_bytes_total"] = t.bytes_put;
+    reply["transport_put_seconds_total"] = t.put_seconds;
     reply["first_position"] = body["first_position"];
     {
       std::lock_guard guard(history->mutex);
