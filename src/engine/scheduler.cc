@@ -88,15 +88,6 @@ void Scheduler::remote_prefill_done(RequestId id, bool ok, int64_t n_tokens) {
   waiting_.emplace(wait_key(r), id);
 }
 
-bool Scheduler::has_runnable_work() const {
-  if (!waiting_.empty()) return true;
-  for (RequestId id : running_) {
-    const Request& r = requests_.at(id);
-    if (!r.awaiting_remote && static_cast<int64_t>(r.tokens.size()) > r.n_computed) return true;
-  }
-  return false;
-}
-
 bool Scheduler::prefill_complete(RequestId id) const {
   auto it = requests_.find(id);
   return it != requests_.end() && it->second.prefill_only && it->second.n_computed == static_cast<int64_t>(it->second.tokens.size());

@@ -120,9 +120,6 @@ class Scheduler {
   // are held under a sequence id of their own until the caller frees it (KvManager::free) once
   // that transfer can no longer write. Returns that id for the request's transfer, if any.
   std::optional<SeqId> take_quarantine(RequestId id);
-  // Something schedule() could run now (a request that waits for another instance's K/V, or one
-  // that has computed everything and holds its blocks for a transfer, is not).
-  bool has_runnable_work() const;
   // A prefill-only request whose prompt is computed.
   bool prefill_complete(RequestId id) const;
 

@@ -1,0 +1,41 @@
+#pragma once
+// Inside the engine (engine.cc, engine_kv_handoff.cc): what it keeps for one request in flight.
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "engine/engine.h"
+#include "engine/stop_strings.h"
+#include "grammar/matcher.h"
+
+namespace ridge {
+
+struct Engine::Live {
+  Live(RequestOptions o, EventCallback cb, const Tokenizer& tokenizer)
+      : options(std::move(o)), sampler(options.sampling), decoder(tokenizer), stops(options.stop),
+        on_event(std::move(cb)), submitted(std::chrono::steady_clock::now()) {
+    if (options.grammar) matcher = std::make_unique<grammar::GrammarMatcher>(options.grammar);
+  }
+  RequestOptions options;
+  Sampler sampler;
+  StreamingDecoder decoder;
+  StopStringMatcher stops;
+  EventCallback on_event;
+  std::chrono::steady_clock::time_point submitted;
+  double queue_seconds = -1;  // set when a step first runs it
+  int64_t completion = 0;
+  std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar
+  std::vector<uint64_t> mask;                        // the matcher's mask for this step's sample
+  spec::AcceptanceStats acceptance{16};              // speculative: kept drafts by position
+  int64_t draft_tokens = 0, accepted_tokens = 0;
+  Sampler draft_sampler{draft_params(options.sampling)};  // a draft model's draws, seeded apart
+  std::vector<std::vector<float>> draft_q;               // the draft model's q per draft token
+
+  static SamplingParams draft_params(SamplingParams p) {
+    p.seed ^= 0x9e3779b97f4a7c15ULL;
+    p.top_logprobs = 0;
+    return p;
+  }
+};
+
+}  // namespace ridge
