@@ -23,7 +23,13 @@ void Engine::finish_handoffs(std::vector<Handoff>& handoffs, Events& events) {
       scheduler_->abort(h.id);
       e.finish = h.ok ? FinishReason::Stop : FinishReason::Abort;
       ++(h.ok ? own_.kv_transfers_sent : own_.kv_send_failures);
-      own_.kv_bytes_sent += it->second->options.kv_sink->bytes_sent();
+      const KvSink::Timing t = it->second->options.kv_sink->timing();
+      own_.kv_bytes_sent += t.bytes;
+      if (h.ok && t.bytes > 0) {
+        own_.kv_sent_bytes_histogram.add(kKvBytesBuckets, double(t.bytes));
+        own_.kv_send_exposed_histogram.add(kKvTransferBuckets, t.exposed_seconds);
+        if (t.stream_seconds > 0) own_.kv_send_bandwidth_histogram.add(kKvBandwidthBuckets, double(t.bytes) / t.stream_seconds);
+      }
       ++(h.ok ? own_.requests_finished_stop : own_.requests_aborted);
       events.emplace_back(&it->second->on_event, std::move(e));
       finished_.push_back(h.id);
@@ -35,6 +41,7 @@ void Engine::finish_handoffs(std::vector<Handoff>& handoffs, Events& events) {
     } else if (r.ok) {
       ++own_.remote_prefills;
       own_.kv_bytes_received += r.bytes;
+      own_.kv_received_bytes_histogram.add(kKvBytesBuckets, double(r.bytes));
       own_.kv_transfer_seconds += r.seconds;
       const auto bucket = std::lower_bound(kKvTransferBuckets.begin(), kKvTransferBuckets.end(), r.seconds) - kKvTransferBuckets.begin();
       ++own_.kv_transfer_histogram[size_t(bucket)];

@@ -1,5 +1,6 @@
 #pragma once
 // A snapshot of the engine's counters and gauges (what /metrics and the batch report show).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -15,6 +16,24 @@ inline constexpr std::array<double, 13> kGrammarMaskBuckets = {1e-5, 2.5e-5, 5e-
 // Upper bounds (seconds) of the KV transfer time histogram, 1 ms to 30 s.
 inline constexpr std::array<double, 14> kKvTransferBuckets = {1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1,
                                                               0.25, 0.5, 1, 2.5, 5, 10, 30};
+
+// Upper bounds of the per-transfer KV histograms: bytes (64 KiB to 4 GiB, by 4) and achieved
+// bytes per second while streaming (10 MB/s to 64 GB/s).
+inline constexpr std::array<double, 9> kKvBytesBuckets = {65536, 262144, 1048576, 4194304, 16777216,
+                                                          67108864, 268435456, 1073741824, 4294967296};
+inline constexpr std::array<double, 12> kKvBandwidthBuckets = {1e7, 3e7, 1e8, 3e8, 1e9, 2e9,
+                                                               4e9, 8e9, 16e9, 24e9, 32e9, 64e9};
+
+// Counts per bucket (not cumulative) and the sum, for a Prometheus histogram.
+template <size_t N>
+struct BucketCounts {
+  std::array<int64_t, N + 1> counts{};
+  double sum = 0;
+  void add(const std::array<double, N>& bounds, double v) {
+    ++counts[size_t(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin())];
+    sum += v;
+  }
+};
 
 struct EngineStats {
   // Gauges.
@@ -57,6 +76,7 @@ struct EngineStats {
   int64_t remote_prefill_failures = 0;  // failed or timed out: computed here instead (re-prefills)
   int64_t kv_tokens_received = 0;       // prompt positions whose K/V arrived
   int64_t kv_bytes_received = 0;
+  BucketCounts<kKvBytesBuckets.size()> kv_received_bytes_histogram;  // per transfer
   double kv_transfer_seconds = 0;       // sum over the finished transfers (request to last byte)
   std::array<int64_t, kKvTransferBuckets.size() + 1> kv_transfer_histogram{};
   int64_t kv_blocks_quarantined = 0;    // gauge: blocks held until a failed transfer can no longer write
@@ -69,6 +89,9 @@ struct EngineStats {
   int64_t kv_transfers_sent = 0;
   int64_t kv_send_failures = 0;
   int64_t kv_bytes_sent = 0;
+  BucketCounts<kKvBytesBuckets.size()> kv_sent_bytes_histogram;              // per transfer
+  BucketCounts<kKvBandwidthBuckets.size()> kv_send_bandwidth_histogram;      // bytes / stream seconds
+  BucketCounts<kKvTransferBuckets.size()> kv_send_exposed_histogram;         // seconds not hidden by compute
   // Mixture of experts: tokens routed to each expert, summed over the MoE layers (empty: dense).
   std::vector<uint64_t> moe_expert_tokens;
   double moe_layer_imbalance = 0;  // the hottest expert's tokens over the mean, worst layer

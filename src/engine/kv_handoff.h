@@ -28,7 +28,13 @@ class KvSink {
   // Every position is computed and every on_layer call made. released(ok, error) may run on any
   // thread, once the blocks are no longer read.
   virtual void finish(std::function<void(bool ok, const std::string& error)> released) = 0;
-  virtual int64_t bytes_sent() const = 0;
+  struct Timing {
+    int64_t bytes = 0;
+    double stream_seconds = 0;   // first put posted .. the last byte landed
+    double exposed_seconds = 0;  // the prompt's compute ended .. the last byte landed (not hidden)
+  };
+  // What the transfer did so far (complete once released has run).
+  virtual Timing timing() const = 0;
 };
 
 struct RemotePrefillJob {

@@ -51,6 +51,7 @@ void KvSender::on_layer(int64_t layer, std::span<const BlockId> blocks, int64_t 
     for (const auto& p : puts) report_.bytes += int64_t(p.bytes);
     report_.puts += int64_t(puts.size());
     report_.layer_sent[size_t(layer)] = now();
+    if (report_.first_put < 0) report_.first_put = report_.layer_sent[size_t(layer)];
   }
   transport_.put(target_.peer, std::move(puts));
   from = upto;
@@ -84,6 +85,16 @@ void KvSender::finish(std::function<void(bool ok, const std::string& error)> rel
 SendReport KvSender::report() const {
   std::lock_guard lock(mutex_);
   return report_;
+}
+
+KvSink::Timing KvSender::timing() const {
+  std::lock_guard lock(mutex_);
+  Timing t{.bytes = report_.bytes};
+  if (report_.transfer_done > 0 && report_.first_put >= 0) {
+    t.stream_seconds = report_.transfer_done - report_.first_put;
+    t.exposed_seconds = std::max(0.0, report_.transfer_done - report_.compute_done);
+  }
+  return t;
 }
 
 std::string transfer_note(const std::string& transfer_id) {

@@ -33,6 +33,7 @@ struct SendReport {
   int64_t descriptors = 0;  // coalesced block runs: puts per layer and region
   int64_t blocks = 0;
   std::vector<double> layer_sent;  // when the last step handed each layer to the transport
+  double first_put = -1;           // when the first put was handed to the transport
   double compute_done = 0;         // the prompt's last step ended
   double transfer_done = 0;        // the note was delivered (every byte landed before it)
   bool ok = false;
@@ -45,7 +46,7 @@ class KvSender final : public KvSink, public std::enable_shared_from_this<KvSend
   KvSender(KvTransport& transport, const KvStore& store, SendTarget target);
   void on_layer(int64_t layer, std::span<const BlockId> blocks, int64_t computed_end) override;
   void finish(std::function<void(bool ok, const std::string& error)> released) override;
-  int64_t bytes_sent() const override { return report().bytes; }
+  Timing timing() const override;
   SendReport report() const;
 
  private:

@@ -31,7 +31,7 @@ std::vector<T> int_array(const json& body, const char* key) {
 json report_json(const kvx::SendReport& r) {
   return {{"ok", r.ok},         {"error", r.error},          {"bytes", r.bytes},
           {"puts", r.puts},     {"descriptors", r.descriptors}, {"blocks", r.blocks},
-          {"layer_sent", r.layer_sent}, {"compute_done", r.compute_done}, {"transfer_done", r.transfer_done}};
+          {"layer_sent", r.layer_sent}, {"first_put", r.first_put}, {"compute_done", r.compute_done}, {"transfer_done", r.transfer_done}};
 }
 
 }  // namespace

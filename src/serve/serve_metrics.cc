@@ -130,6 +130,8 @@ void ServeMetrics::mirror(const EngineStats& s) {
   r.histogram("ridge:kv_transfer_seconds", "Time from asking a prefill instance to the last byte of its K/V.",
               {kKvTransferBuckets.begin(), kKvTransferBuckets.end()})
       .assign({s.kv_transfer_histogram.begin(), s.kv_transfer_histogram.end()}, s.kv_transfer_seconds);
+  r.histogram("ridge:kv_transfer_received_bytes", "K/V bytes of each transfer received.", {kKvBytesBuckets.begin(), kKvBytesBuckets.end()})
+      .assign({s.kv_received_bytes_histogram.counts.begin(), s.kv_received_bytes_histogram.counts.end()}, s.kv_received_bytes_histogram.sum);
   r.gauge("ridge:kv_transfer_quarantined_blocks", "Blocks held until a failed transfer can no longer write into them.")
       .set(double(s.kv_blocks_quarantined));
   if (s.kv_tiers) {  // the tiers below the KV pool (--kv-offload-ram / --kv-offload-dir)
@@ -154,6 +156,16 @@ void ServeMetrics::mirror(const EngineStats& s) {
   r.counter("ridge:kv_transfer_sent_total", "Prefills whose K/V this instance sent to a decode instance.").set(double(s.kv_transfers_sent));
   r.counter("ridge:kv_transfer_send_failures_total", "Transfers this instance could not complete.").set(double(s.kv_send_failures));
   r.counter("ridge:kv_transfer_sent_bytes_total", "K/V bytes sent to decode instances.").set(double(s.kv_bytes_sent));
+  r.histogram("ridge:kv_transfer_sent_bytes", "K/V bytes of each transfer sent.", {kKvBytesBuckets.begin(), kKvBytesBuckets.end()})
+      .assign({s.kv_sent_bytes_histogram.counts.begin(), s.kv_sent_bytes_histogram.counts.end()}, s.kv_sent_bytes_histogram.sum);
+  r.histogram("ridge:kv_transfer_send_bandwidth_bytes_per_second",
+              "Achieved rate of each transfer sent: its bytes over first put to last byte landed.",
+              {kKvBandwidthBuckets.begin(), kKvBandwidthBuckets.end()})
+      .assign({s.kv_send_bandwidth_histogram.counts.begin(), s.kv_send_bandwidth_histogram.counts.end()}, s.kv_send_bandwidth_histogram.sum);
+  r.histogram("ridge:kv_transfer_send_exposed_seconds",
+              "Time each transfer sent ran past the end of its prompt's compute (the part not hidden behind it).",
+              {kKvTransferBuckets.begin(), kKvTransferBuckets.end()})
+      .assign({s.kv_send_exposed_histogram.counts.begin(), s.kv_send_exposed_histogram.counts.end()}, s.kv_send_exposed_histogram.sum);
   if (!s.moe_expert_tokens.empty())
     r.gauge("ridge:moe_expert_imbalance", "The hottest expert's tokens over the mean, in the worst layer (1 = balanced).")
         .set(s.moe_layer_imbalance);

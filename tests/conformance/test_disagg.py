@@ -82,7 +82,13 @@ def test_one_prefill_one_decode_is_the_colocated_instance(ridge_bin, default_mod
         assert wait_for(lambda: decode.metrics()["ridge:kv_cache_blocks_used"] == 0 and
                         decode.metrics()["ridge:kv_transfer_quarantined_blocks"] == 0), decode.metrics()
         assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0), prefill.metrics()
-        assert prefill.metrics()["ridge:kv_transfer_sent_total"] >= 3
+        p = prefill.metrics()
+        assert p["ridge:kv_transfer_sent_total"] >= 3
+        # One entry per transfer in the per-transfer histograms (bytes, achieved rate, exposed time).
+        for name in ("sent_bytes", "send_bandwidth_bytes_per_second", "send_exposed_seconds"):
+            assert p[f"ridge:kv_transfer_{name}_count"] == p["ridge:kv_transfer_sent_total"], (name, p)
+        assert p["ridge:kv_transfer_send_bandwidth_bytes_per_second_sum"] > 0
+        assert m["ridge:kv_transfer_received_bytes_count"] == m["ridge:kv_transfer_remote_prefills_total"]
 
 
 def test_a_prefill_instance_that_dies_mid_transfer_costs_a_re_prefill(ridge_bin, default_model, colocated):

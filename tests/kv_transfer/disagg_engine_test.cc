@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <mutex>
+#include <numeric>
 #include <thread>
 
 #include "engine/engine.h"
@@ -139,8 +140,18 @@ TEST_F(DisaggEngineTest, GreedyOutputIsTheColocatedEnginesForEveryKvType) {
     EXPECT_GT(s.kv_bytes_received, 0);
     EXPECT_EQ(s.kv_blocks_used, 0);
     pair->prefill->stop();  // publishes its last counters
-    EXPECT_EQ(pair->prefill->stats().kv_transfers_sent, 5);
-    EXPECT_EQ(pair->prefill->stats().kv_blocks_used, 0);
+    const EngineStats p = pair->prefill->stats();
+    EXPECT_EQ(p.kv_transfers_sent, 5);
+    EXPECT_EQ(p.kv_blocks_used, 0);
+    // One histogram entry per transfer, on both sides; the byte sums agree with the counters.
+    const auto total = [](const auto& h) { return std::accumulate(h.counts.begin(), h.counts.end(), int64_t{0}); };
+    EXPECT_EQ(total(s.kv_received_bytes_histogram), 5);
+    EXPECT_EQ(s.kv_received_bytes_histogram.sum, double(s.kv_bytes_received));
+    EXPECT_EQ(total(p.kv_sent_bytes_histogram), 5);
+    EXPECT_EQ(p.kv_sent_bytes_histogram.sum, double(p.kv_bytes_sent));
+    EXPECT_EQ(total(p.kv_send_bandwidth_histogram), 5);
+    EXPECT_GT(p.kv_send_bandwidth_histogram.sum, 0);
+    EXPECT_EQ(total(p.kv_send_exposed_histogram), 5);
   }
 }
 
