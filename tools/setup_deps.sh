@@ -3,7 +3,7 @@
 set -euo pipefail
 packages=(build-essential cmake ninja-build ccache libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
           libbenchmark-dev libcpp-httplib-dev pkg-config python3 python3-pip libopenmpi-dev openmpi-bin
-          libucx-dev libzmq3-dev libmsgpack-cxx-dev)
+          libucx-dev libzmq3-dev libmsgpack-cxx-dev zlib1g-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

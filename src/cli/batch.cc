@@ -57,7 +57,7 @@ std::vector<Job> parse_line(const json& j, const std::string& line, const Loaded
   RequestOptions r;
   if (j.contains("messages")) {
     std::vector<ChatMessage> messages;
-    for (const json& msg : j["messages"]) messages.push_back({field<std::string>(msg, "role", "user"), field<std::string>(msg, "content", "")});
+    for (const json& msg : j["messages"]) messages.push_back({field<std::string>(msg, "role", "user"), field<std::string>(msg, "content", ""), {}, {}});
     if (messages.empty()) fail("line {}: 'messages' is empty", line_no);
     r.prompt = encode_chat(m, messages);
   } else if (j.contains("prompt") && j["prompt"].is_array()) {

@@ -4,6 +4,11 @@
 
 namespace ridge::cli {
 
+// Thrown by a command that ends with an exit status of its own (a failed quality gate: 3).
+struct ExitStatus {
+  int code;
+};
+
 void add_info_command(CLI::App& app);
 void add_dequant_command(CLI::App& app);
 void add_tokenize_command(CLI::App& app);
@@ -18,6 +23,9 @@ void add_lint_command(CLI::App& app);
 void add_serve_command(CLI::App& app);
 void add_batch_command(CLI::App& app);
 void add_grammar_command(CLI::App& app);
+void add_quantize_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
+void add_imatrix_command(CLI::App& app);
 void add_bench_serve_command(CLI::App& bench);  // `ridge bench serve`, under `ridge bench`
 void add_bench_grammar_command(CLI::App& bench);  // `ridge bench grammar`
 void add_bench_kv_transfer_command(CLI::App& bench);  // `ridge bench kv-transfer`

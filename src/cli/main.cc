@@ -30,10 +30,16 @@ int main(int argc, char** argv) {
   ridge::cli::add_serve_command(app);
   ridge::cli::add_batch_command(app);
   ridge::cli::add_grammar_command(app);
+  ridge::cli::add_quantize_command(app);
+  ridge::cli::add_eval_command(app);
+  ridge::cli::add_imatrix_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
+  } catch (const ridge::cli::ExitStatus& e) {
+    ridge::dist::finalize_world();
+    return e.code;
   } catch (const ridge::Error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;

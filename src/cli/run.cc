@@ -85,8 +85,8 @@ std::string build_prompt_text(const RunOptions& o, const gguf::GgufFile& file) {
   if (!o.chat) return text;
   const ChatTemplate tmpl = select_chat_template(file.get_string("tokenizer.chat_template"), o.chat_template);
   std::vector<ChatMessage> messages;
-  if (!o.system.empty()) messages.push_back({"system", o.system});
-  messages.push_back({"user", text});
+  if (!o.system.empty()) messages.push_back({"system", o.system, {}, {}});
+  messages.push_back({"user", text, {}, {}});
   ChatTemplateOptions options;
   options.default_system_prompt = tmpl.default_system_prompt;
   return render_chat(tmpl.format, messages, options);

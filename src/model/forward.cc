@@ -211,6 +211,22 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
 
 void ModelForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
                           const cpu::MatmulPrologue& prologue) {
+  if (observer_ && jobs.size() > 0) {
+    const int64_t cols = jobs.begin()->w.cols;
+    const float* seen = x;
+    if (prologue.kind != cpu::MatmulPrologue::Kind::None) {
+      observed_.assign(x, x + n_tokens * cols);
+      if (prologue.kind == cpu::MatmulPrologue::Kind::RmsNorm) {
+        ref::rms_norm(x, prologue.norm_weight, n_tokens, cols, prologue.eps, observed_.data());
+      } else if (prologue.kind == cpu::MatmulPrologue::Kind::SwiGlu) {
+        ref::swiglu(observed_.data(), prologue.up, n_tokens * cols);
+      } else {
+        ref::geglu(observed_.data(), prologue.up, n_tokens * cols);
+      }
+      seen = observed_.data();
+    }
+    for (const cpu::MatmulJob& job : jobs) observer_->observe(job.w.data, seen, n_tokens, cols);
+  }
   cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_, cpu::active_isa(), prologue);
 }
 

@@ -52,6 +52,14 @@ struct TensorParallelOps {
       all_to_all;
 };
 
+// Sees the input of every dense matmul, after its fused prologue (norm, activation): what
+// `ridge imatrix` sums. The weight is named by its data pointer (a WeightRef of the model).
+class MatmulObserver {
+ public:
+  virtual ~MatmulObserver() = default;
+  virtual void observe(const void* weight_data, const float* x, int64_t n_tokens, int64_t cols) = 0;
+};
+
 class ModelForward final : private LayerPass {
  public:
   // n_threads <= 0: the OpenMP default (OMP_NUM_THREADS, else one per core).
@@ -85,6 +93,9 @@ class ModelForward final : private LayerPass {
   // Single sequence: `tokens` at positions cache.size() .. cache.size() + n - 1, appending their K/V.
   // logits becomes (n_tokens, n_vocab) when all_logits, else (1, n_vocab) for the last token.
   void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits);
+
+  // Every dense matmul's input goes to `observer` too (null: none). Slower; for calibration.
+  void set_matmul_observer(MatmulObserver* observer) { observer_ = observer; }
 
   // Tokens routed to each expert so far (MoE models; empty otherwise).
   const MoeStats& moe_stats() const { return moe_stats_; }
@@ -156,6 +167,8 @@ class ModelForward final : private LayerPass {
   std::unique_ptr<LlamaMirrorForward> mirror_;  // set: the pass runs there
   cpu::MatmulScratch matmul_scratch_;
   MoeStats moe_stats_;
+  MatmulObserver* observer_ = nullptr;
+  std::vector<float> observed_;  // the observer's copy of a matmul input, prologue applied
   std::vector<float> scores_;    // per thread: one attention tile's scratch (TiledAttention::scratch_floats)
   std::vector<float> partials_;  // attention tiles' partial softmax results (kernels/cpu/attention.h)
   std::vector<int64_t> tile_base_;  // per token: index of its first tile in partials_ (split mode)

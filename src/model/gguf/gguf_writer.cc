@@ -95,6 +95,39 @@ void GgufWriter::add_f32_array(const std::string& key, const std::vector<float>&
   for (float v : values) append(kv_, v);
 }
 
+void GgufWriter::add_value(const std::string& key, const Value& value) {
+  begin_kv(key, type_id(value.type));
+  append_value_body(value);
+}
+
+void GgufWriter::append_value_body(const Value& value) {
+  switch (value.type) {
+    case ValueType::U8: append<uint8_t>(kv_, uint8_t(value.as_int())); break;
+    case ValueType::I8: append<int8_t>(kv_, int8_t(value.as_int())); break;
+    case ValueType::U16: append<uint16_t>(kv_, uint16_t(value.as_int())); break;
+    case ValueType::I16: append<int16_t>(kv_, int16_t(value.as_int())); break;
+    case ValueType::U32: append<uint32_t>(kv_, uint32_t(value.as_int())); break;
+    case ValueType::I32: append<int32_t>(kv_, int32_t(value.as_int())); break;
+    case ValueType::U64: append<uint64_t>(kv_, std::get<uint64_t>(value.data)); break;
+    case ValueType::I64: append<int64_t>(kv_, value.as_int()); break;
+    case ValueType::F32: append<float>(kv_, float(value.as_double())); break;
+    case ValueType::F64: append<double>(kv_, value.as_double()); break;
+    case ValueType::BOOL: append<uint8_t>(kv_, value.as_bool() ? 1 : 0); break;
+    case ValueType::STRING: append_string(kv_, value.as_string()); break;
+    case ValueType::ARRAY: {
+      const auto& items = value.as_array();
+      append<uint32_t>(kv_, type_id(value.array_type));
+      append<uint64_t>(kv_, items.size());
+      for (const Value& item : items) {
+        if (item.type != value.array_type) fail("GGUF writer: array element of type {} in an array of {}",
+                                                value_type_name(item.type), value_type_name(value.array_type));
+        append_value_body(item);
+      }
+      break;
+    }
+  }
+}
+
 void GgufWriter::add_tensor(const std::string& name, DType type, const std::vector<int64_t>& shape) {
   if (header_written_) fail("GGUF writer: tensor '{}' added after the header", name);
   if (shape.empty() || shape.size() > 4) fail("GGUF writer: tensor '{}' needs 1 to 4 dimensions", name);

@@ -12,6 +12,8 @@
 
 namespace ridge::gguf {
 
+struct Value;
+
 class GgufWriter {
  public:
   explicit GgufWriter(std::string path, uint64_t alignment = 32);
@@ -28,6 +30,8 @@ class GgufWriter {
   void add_string_array(const std::string& key, const std::vector<std::string>& values);
   void add_i32_array(const std::string& key, const std::vector<int32_t>& values);
   void add_f32_array(const std::string& key, const std::vector<float>& values);
+  // Any value a GgufFile read, arrays included, written back with its own types.
+  void add_value(const std::string& key, const Value& value);
 
   // A tensor whose data follows in declaration order. `shape` is in GGUF order: shape[0] is the
   // contiguous row (a multiple of the type's block size).
@@ -54,6 +58,7 @@ class GgufWriter {
   void write_bytes(const void* data, size_t bytes);
   void pad_to_alignment();
   void begin_kv(const std::string& key, uint32_t value_type);
+  void append_value_body(const Value& value);
 
   std::string path_, part_path_;
   uint64_t alignment_;

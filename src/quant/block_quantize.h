@@ -1,0 +1,27 @@
+#pragma once
+// f32 rows into GGUF block types, byte for byte what llama-quantize writes: ggml's reference
+// quantizers when there are no importance weights, its importance-weighted searches when there
+// are. The K types search for per-sub-block scales (quant/scale_search.h); the simple types
+// without weights are ref::quantize_row.
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace ridge::quant {
+
+// True for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K.
+bool can_quantize(DType type);
+
+// Encodes `n_rows` rows of `n_per_row` floats (a multiple of the type's block size) into
+// n_rows * dtype_row_bytes(to, n_per_row) bytes at `dst`. `importance`, when not null, holds
+// n_per_row non-negative weights shared by every row (an imatrix row); F32, F16, BF16 and Q8_0
+// ignore it, as llama.cpp does. Throws Error for a type without a quantizer or a bad size.
+void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_t n_per_row, const float* importance);
+
+// The per-family row encoders behind quantize_rows; `n` is already checked against the block size.
+// Q2_K..Q6_K (k_quantize.cc); `importance` may be null.
+void quantize_row_k(DType type, const float* x, uint8_t* dst, int64_t n, const float* importance);
+// Q4_0, Q4_1, Q5_0, Q5_1 with importance weights (weighted_quantize.cc); `importance` is not null.
+void quantize_row_weighted(DType type, const float* x, uint8_t* dst, int64_t n, const float* importance);
+
+}  // namespace ridge::quant

@@ -1,0 +1,51 @@
+#include "quant/file_type.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "core/error.h"
+
+namespace ridge::quant {
+
+const std::vector<FileTypeInfo>& file_types() {
+  static const std::vector<FileTypeInfo> types = {
+      {FileType::F32, "F32", DType::F32, "32-bit floats"},
+      {FileType::F16, "F16", DType::F16, "16-bit floats"},
+      {FileType::BF16, "BF16", DType::BF16, "bfloat16"},
+      {FileType::Q8_0, "Q8_0", DType::Q8_0, "8.5 bits per weight, round to nearest"},
+      {FileType::Q6_K, "Q6_K", DType::Q6_K, "6.56 bits per weight"},
+      {FileType::Q5_1, "Q5_1", DType::Q5_1, "6 bits per weight, round to nearest"},
+      {FileType::Q5_0, "Q5_0", DType::Q5_0, "5.5 bits per weight, round to nearest"},
+      {FileType::Q5_K_M, "Q5_K_M", DType::Q5_K, "Q5_K, half of attn_v and ffn_down Q6_K"},
+      {FileType::Q5_K_S, "Q5_K_S", DType::Q5_K, "Q5_K throughout"},
+      {FileType::Q4_1, "Q4_1", DType::Q4_1, "5 bits per weight, round to nearest"},
+      {FileType::Q4_0, "Q4_0", DType::Q4_0, "4.5 bits per weight, round to nearest"},
+      {FileType::Q4_K_M, "Q4_K_M", DType::Q4_K, "Q4_K, half of attn_v and ffn_down Q6_K"},
+      {FileType::Q4_K_S, "Q4_K_S", DType::Q4_K, "Q4_K, the first layers' attn_v and ffn_down Q5_K"},
+      {FileType::Q3_K_L, "Q3_K_L", DType::Q3_K, "Q3_K, attn_v, attn_output and ffn_down Q5_K"},
+      {FileType::Q3_K_M, "Q3_K_M", DType::Q3_K, "Q3_K, attn_v, attn_output and ffn_down Q4_K/Q5_K"},
+      {FileType::Q3_K_S, "Q3_K_S", DType::Q3_K, "Q3_K throughout"},
+      {FileType::Q2_K, "Q2_K", DType::Q2_K, "Q2_K, attn_v and ffn_down Q3_K/Q4_K"},
+      {FileType::Q2_K_S, "Q2_K_S", DType::Q2_K, "Q2_K, a few first-layer tensors Q4_K"},
+  };
+  return types;
+}
+
+const FileTypeInfo& file_type_info(FileType type) {
+  for (const auto& t : file_types())
+    if (t.type == type) return t;
+  fail("unknown file type {}", uint32_t(type));
+}
+
+std::optional<FileType> file_type_from_name(std::string_view name) {
+  const auto same = [](std::string_view a, std::string_view b) {
+    return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+             return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
+           });
+  };
+  for (const auto& t : file_types())
+    if (same(t.name, name)) return t.type;
+  return std::nullopt;
+}
+
+}  // namespace ridge::quant

@@ -1,0 +1,175 @@
+#include "quant/quantize_model.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <optional>
+#include <thread>
+
+#include "bench/progress.h"
+#include "core/error.h"
+#include "kernels/ref/dequant.h"
+#include "model/gguf/gguf_file.h"
+#include "model/gguf/gguf_writer.h"
+#include "quant/block_quantize.h"
+#include "quant/importance_matrix.h"
+
+namespace ridge::quant {
+namespace {
+
+constexpr uint32_t kQuantizationVersion = 2;  // ggml's GGML_QNT_VERSION: the block layouts written here
+constexpr int64_t kSlabFloats = int64_t(16) << 20;  // f32 values converted per slab: 64 MiB
+constexpr int64_t kRowsPerTask = 8;
+
+ModelHints hints_of(const gguf::GgufFile& in) {
+  ModelHints h;
+  h.arch = in.get_string("general.architecture").value_or("");
+  const std::string p = h.arch + ".";
+  h.n_layer = in.get_int(p + "block_count").value_or(0);
+  h.n_head = in.get_int(p + "attention.head_count").value_or(0);
+  h.n_head_kv = in.get_int(p + "attention.head_count_kv").value_or(h.n_head);
+  h.n_expert = in.get_int(p + "expert_count").value_or(0);
+  return h;
+}
+
+bool is_split_key(const std::string& key) {
+  return key == "split.no" || key == "split.count" || key == "split.tensors.count";
+}
+
+// The input's metadata with the quantization keys set; a key the input already has keeps its
+// place (as llama.cpp's quantizer does), so the two outputs list metadata in the same order.
+void copy_metadata(const gguf::GgufFile& in, const QuantizeOptions& options, gguf::GgufWriter& out) {
+  // llama.cpp sets a key by removing it and appending it: the keys it sets come last, in the
+  // order it sets them, so the input's copies of them are skipped here.
+  const auto set_later = [&](const std::string& key) {
+    return key == "general.quantization_version" || key == "general.file_type" ||
+           (options.imatrix && key.rfind("quantize.imatrix.", 0) == 0);
+  };
+  for (const auto& [key, value] : in.metadata()) {
+    if (key == "general.alignment" || is_split_key(key) || set_later(key)) continue;  // the writer sets the alignment
+    out.add_value(key, value);
+  }
+  out.add_u32("general.quantization_version", kQuantizationVersion);
+  out.add_u32("general.file_type", static_cast<uint32_t>(options.rules.file_type));
+  if (options.imatrix) {  // the keys llama-quantize records
+    out.add_string("quantize.imatrix.file", options.imatrix_file);
+    if (!options.imatrix->datasets.empty()) out.add_string("quantize.imatrix.dataset", options.imatrix->datasets[0]);
+    out.add_u32("quantize.imatrix.entries_count", uint32_t(options.imatrix->size()));
+    out.add_u32("quantize.imatrix.chunks_count", uint32_t(options.imatrix->chunk_count));
+  }
+}
+
+// The importance weights for one tensor, checked against its shape (one row of weights per expert).
+const float* importance_for(const QuantizeOptions& options, const gguf::TensorInfo& t) {
+  if (!options.imatrix) return nullptr;
+  const std::vector<float>* w = options.imatrix->find(t.name);
+  if (!w) return nullptr;
+  const int64_t experts = t.shape.size() > 2 ? t.shape[2] : 1;
+  if (int64_t(w->size()) != t.shape[0] * experts)
+    fail("importance matrix for '{}' has {} values, the tensor needs {} ({} columns x {} experts)", t.name, w->size(),
+         t.shape[0] * experts, t.shape[0], experts);
+  return w->data();
+}
+
+// Quantizes rows [first, first + n) of `t` into `dst`, dequantizing each to f32 first.
+void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance, int64_t first, int64_t n, uint8_t* dst,
+                   int threads) {
+  const int64_t n_per_row = t.shape[0];
+  const int64_t rows_per_expert = t.shape.size() > 1 ? t.shape[1] : 1;
+  const int64_t src_row = dtype_row_bytes(t.type, n_per_row), dst_row = dtype_row_bytes(to, n_per_row);
+  const int64_t tasks = (n + kRowsPerTask - 1) / kRowsPerTask;
+  std::string error;
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> row(size_t(t.type == DType::F32 ? 0 : n_per_row));
+#pragma omp for schedule(dynamic)
+    for (int64_t task = 0; task < tasks; ++task) {
+      try {
+        for (int64_t r = first + task * kRowsPerTask; r < std::min(first + n, first + (task + 1) * kRowsPerTask); ++r) {
+          const uint8_t* src = t.data + r * src_row;
+          const float* f32 = reinterpret_cast<const float*>(src);
+          if (t.type != DType::F32) {
+            ref::dequantize_row(t.type, src, row.data(), n_per_row);
+            f32 = row.data();
+          }
+          const float* w = importance ? importance + (r / rows_per_expert) * n_per_row : nullptr;
+          quantize_rows(to, f32, dst + (r - first) * dst_row, 1, n_per_row, w);
+        }
+      } catch (const std::exception& e) {
+#pragma omp critical
+        if (error.empty()) error = e.what();
+      }
+    }
+  }
+  if (!error.empty()) fail("tensor '{}': {}", t.name, error);
+}
+
+}  // namespace
+
+QuantizeReport quantize_gguf(const QuantizeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  const gguf::GgufFile in = gguf::GgufFile::open(options.input);
+  const int threads = options.threads > 0 ? options.threads : int(std::max(1u, std::thread::hardware_concurrency()));
+
+  std::vector<TensorDesc> descs;
+  for (const auto& t : in.tensors()) descs.push_back({t.name, t.type, t.shape});
+  const std::vector<TypeChoice> choices = choose_types(descs, hints_of(in), options.rules);
+  const std::vector<size_t> order = quantize_order(descs);
+
+  QuantizeReport report;
+  for (size_t i : order) {
+    const gguf::TensorInfo& t = in.tensors()[i];
+    const TypeChoice& c = choices[i];
+    TensorOutcome o{t.name, t.type, c.quantize ? c.type : t.type, t.n_bytes, 0, false, c.fell_back, false};
+    o.quantized = o.to != o.from;
+    if (o.quantized) {
+      if (!can_quantize(o.to)) fail("tensor '{}': ridge cannot write {} blocks", t.name, dtype_name(o.to));
+      if (t.type != DType::F32 && !ref::can_dequantize(t.type))
+        fail("tensor '{}': ridge cannot read {} blocks to requantize them", t.name, dtype_name(t.type));
+      o.used_imatrix = importance_for(options, t) != nullptr;
+    }
+    int64_t rows = 1;
+    for (size_t d = 1; d < t.shape.size(); ++d) rows *= t.shape[d];
+    o.bytes_out = o.quantized ? dtype_row_bytes(o.to, t.shape[0]) * rows : t.n_bytes;
+    report.bytes_in += o.bytes_in;
+    report.bytes_out += o.bytes_out;
+    report.n_params += t.n_elements;
+    ++report.type_counts[o.to];
+    report.tensors.push_back(o);
+  }
+  if (options.dry_run) return report;
+
+  gguf::GgufWriter out(options.output, in.alignment());
+  copy_metadata(in, options, out);
+  for (const TensorOutcome& o : report.tensors) out.add_tensor(o.name, o.to, in.find_tensor(o.name)->shape);
+  out.write_header();
+
+  std::optional<bench::ProgressBar> bar;
+  if (options.progress) bar.emplace("quantize", report.bytes_in, bench::ProgressBar::Unit::Bytes);
+  std::vector<uint8_t> buffer;
+  for (const TensorOutcome& o : report.tensors) {
+    const gguf::TensorInfo& t = *in.find_tensor(o.name);
+    if (bar) bar->set_note(o.name);
+    if (!o.quantized) {
+      out.write_tensor_data(t.data, size_t(t.n_bytes));
+    } else {
+      const float* importance = importance_for(options, t);
+      const int64_t rows = t.n_elements / t.shape[0];
+      const int64_t slab = std::max<int64_t>(1, std::min(rows, kSlabFloats / t.shape[0]));
+      const int64_t dst_row = dtype_row_bytes(o.to, t.shape[0]);
+      buffer.resize(size_t(slab * dst_row));
+      for (int64_t r = 0; r < rows; r += slab) {
+        const int64_t n = std::min(slab, rows - r);
+        quantize_slab(t, o.to, importance, r, n, buffer.data(), threads);
+        out.write_tensor_data(buffer.data(), size_t(n * dst_row));
+      }
+    }
+    if (bar) bar->advance(o.bytes_in);
+  }
+  out.finish();
+  if (bar) bar->finish();
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return report;
+}
+
+}  // namespace ridge::quant

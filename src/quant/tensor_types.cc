@@ -1,0 +1,184 @@
+#include "quant/tensor_types.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace ridge::quant {
+namespace {
+
+enum class Category { Output, TokenEmbd, AttnQkv, AttnKvB, AttnV, AttnK, AttnQ, AttnOutput, FfnUp, FfnGate, FfnDown, Other };
+
+bool has(const std::string& name, const char* part) { return name.find(part) != std::string::npos; }
+
+Category category_of(const std::string& name) {
+  if (name == "output.weight") return Category::Output;
+  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight") return Category::TokenEmbd;
+  if (has(name, "attn_qkv.weight")) return Category::AttnQkv;
+  if (has(name, "attn_kv_b.weight")) return Category::AttnKvB;
+  if (has(name, "attn_v.weight")) return Category::AttnV;
+  if (has(name, "attn_k.weight")) return Category::AttnK;
+  if (has(name, "attn_q.weight")) return Category::AttnQ;
+  if (has(name, "attn_output.weight")) return Category::AttnOutput;
+  if (has(name, "ffn_up")) return Category::FfnUp;
+  if (has(name, "ffn_gate")) return Category::FfnGate;
+  if (has(name, "ffn_down")) return Category::FfnDown;
+  return Category::Other;
+}
+
+// attn_v and the tensors that hold it: the most sensitive to low bits.
+bool is_attn_v_like(Category c) { return c == Category::AttnV || c == Category::AttnQkv || c == Category::AttnKvB; }
+
+int layer_of(const std::string& name) {
+  int layer = -1;
+  std::sscanf(name.c_str(), "blk.%d.", &layer);
+  return layer;
+}
+
+// The layers that get more bits in the _M mixes: the first and last eighth, and every third between.
+bool use_more_bits(int64_t i, int64_t n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+int64_t dims(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (size_t i = 0; i < shape.size(); ++i)
+    if (shape[i] > 1) n = int64_t(i) + 1;
+  return n;
+}
+
+struct Counters {
+  int64_t n_attn_v = 0, i_attn_v = 0, i_ffn_down = 0;
+};
+
+// The row length does not fit a 256-block type: the 32-block type of about the same bits.
+DType fallback(DType t, const TensorDesc& tensor, bool& fell_back) {
+  const int64_t row = tensor.shape[0];
+  if (row % dtype_info(t).block_size == 0) return t;
+  fell_back = true;
+  DType f = DType::F16;
+  switch (t) {
+    case DType::Q2_K: case DType::Q3_K: f = DType::Q4_0; break;
+    case DType::Q4_K: f = DType::Q5_0; break;
+    case DType::Q5_K: f = DType::Q5_1; break;
+    case DType::Q6_K: f = DType::Q8_0; break;
+    default:
+      fail("tensor '{}': rows of {} are no multiple of the {}-element {} block", tensor.name, row,
+           dtype_info(t).block_size, dtype_name(t));
+  }
+  return row % dtype_info(f).block_size == 0 ? f : DType::F16;
+}
+
+DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& h, const TypeRules& r, bool tied, Counters& k) {
+  using F = FileType;
+  const F ft = r.file_type;
+  const int64_t gqa = h.n_head_kv > 0 ? h.n_head / h.n_head_kv : 1;
+  const bool moe8 = h.n_expert == 8;
+  if (c == Category::Output || (tied && c == Category::TokenEmbd)) {
+    if (r.output_type) return *r.output_type;
+    if (tensor.shape[0] % dtype_info(t).block_size != 0) return DType::Q8_0;
+    return t == DType::Q8_0 ? t : DType::Q6_K;
+  }
+  if (c == Category::TokenEmbd) return r.token_embedding_type.value_or(t);
+  if (is_attn_v_like(c)) {
+    if (ft == F::Q2_K) t = gqa >= 4 ? DType::Q4_K : DType::Q3_K;
+    else if (ft == F::Q2_K_S && gqa >= 4) t = DType::Q4_K;
+    else if (ft == F::Q3_K_M) t = k.i_attn_v < 2 ? DType::Q5_K : DType::Q4_K;
+    else if (ft == F::Q3_K_L) t = DType::Q5_K;
+    else if ((ft == F::Q4_K_M || ft == F::Q5_K_M) && use_more_bits(k.i_attn_v, k.n_attn_v)) t = DType::Q6_K;
+    else if (ft == F::Q4_K_S && k.i_attn_v < 4) t = DType::Q5_K;
+    if (moe8) t = DType::Q8_0;  // eight heads' worth of experts share it: cheap to keep at 8 bits
+    ++k.i_attn_v;
+    return t;
+  }
+  if (c == Category::AttnK) return moe8 ? DType::Q8_0 : t;
+  if (c == Category::FfnDown) {
+    int64_t i = k.i_ffn_down;
+    if (h.n_expert > 1) {
+      i = layer_of(tensor.name);
+      if (i < 0 || i >= h.n_layer) fail("cannot tell the layer of tensor '{}' (expected blk.N. within {} layers)", tensor.name, h.n_layer);
+    }
+    const int64_t n = h.n_layer;
+    if (ft == F::Q2_K) t = DType::Q3_K;
+    else if (ft == F::Q2_K_S) { if (i < n / 8) t = DType::Q4_K; }
+    else if (ft == F::Q3_K_M) t = i < n / 16 ? DType::Q5_K : DType::Q4_K;
+    else if (ft == F::Q3_K_L) t = DType::Q5_K;
+    else if (ft == F::Q4_K_M) { if (use_more_bits(i, n)) t = DType::Q6_K; }
+    else if (ft == F::Q5_K_M && use_more_bits(i, n)) t = DType::Q6_K;
+    else if (ft == F::Q4_K_S && i < n / 8) t = DType::Q5_K;
+    else if ((ft == F::Q4_0 || ft == F::Q5_0) && r.has_imatrix && i < n / 8)
+      t = ft == F::Q4_0 ? DType::Q4_1 : DType::Q5_1;  // the first ffn_down layers misbehave even with an imatrix
+    ++k.i_ffn_down;
+    return t;
+  }
+  if (c == Category::AttnOutput) {
+    if (moe8) {
+      if (ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M) t = DType::Q5_K;
+    } else if (ft == F::Q2_K) t = DType::Q3_K;
+    else if (ft == F::Q3_K_M) t = DType::Q4_K;
+    else if (ft == F::Q3_K_L) t = DType::Q5_K;
+  }
+  return t;
+}
+
+bool is_block_quantized(DType t) { return dtype_info(t).block_size > 1; }
+
+}  // namespace
+
+bool is_quantizable(const TensorDesc& t) {
+  if (dims(t.shape) < 2) return false;
+  const std::string& n = t.name;
+  if (n.size() < 6 || n.compare(n.size() - 6, 6, "weight") != 0) return false;
+  for (const char* keep : {"_norm.weight", "ffn_gate_inp.weight", "ffn_gate_tid2eid.weight", "altup", "laurel",
+                           "per_layer_model_proj", "ssm_conv1d", "shortconv.conv.weight", "time_mix_", "attn_rel_b.weight",
+                           ".position_embd", ".rel_pos", ".patch_embd", ".patch_merger"})
+    if (has(n, keep)) return false;
+  return n != "position_embd.weight" && n != "token_types.weight";
+}
+
+std::vector<size_t> quantize_order(const std::vector<TensorDesc>& tensors) {
+  std::vector<size_t> order(tensors.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const int la = layer_of(tensors[a].name), lb = layer_of(tensors[b].name);
+    if (la != lb) return la < lb;
+    return tensors[a].name < tensors[b].name;
+  });
+  return order;
+}
+
+std::vector<TypeChoice> choose_types(const std::vector<TensorDesc>& tensors, const ModelHints& hints, const TypeRules& rules) {
+  const DType base = file_type_info(rules.file_type).default_type;
+  Counters k;
+  bool tied = true;  // token_embd doubles as the output unless the file has output.weight
+  for (const auto& t : tensors) {
+    const Category c = category_of(t.name);
+    if (is_attn_v_like(c)) ++k.n_attn_v;
+    if (c == Category::Output) tied = false;
+  }
+  std::vector<TypeChoice> out(tensors.size());
+  for (size_t i : quantize_order(tensors)) {
+    const TensorDesc& t = tensors[i];
+    if (t.shape.empty()) fail("tensor '{}' has no shape", t.name);
+    TypeChoice& choice = out[i];
+    choice.type = t.type;
+    if (!is_quantizable(t)) continue;
+    const Category c = category_of(t.name);
+    DType type = base;
+    if (c == Category::TokenEmbd && rules.token_embedding_type) {
+      type = *rules.token_embedding_type;
+    } else if (c == Category::Output && rules.output_type) {
+      type = *rules.output_type;
+    } else if (is_block_quantized(base)) {
+      if (!rules.pure) type = mix_rule(type, t, c, hints, rules, tied, k);
+      type = fallback(type, t, choice.fell_back);
+    }
+    if (t.shape[0] % dtype_info(type).block_size != 0)
+      fail("tensor '{}': rows of {} do not fit {} blocks of {}", t.name, t.shape[0], dtype_name(type), dtype_info(type).block_size);
+    choice.quantize = true;
+    choice.type = type;
+  }
+  return out;
+}
+
+}  // namespace ridge::quant

@@ -1,0 +1,148 @@
+// The per-tensor type rules against what llama.cpp's quantizer gives two real shapes: a
+// Qwen2.5-1.5B-like model (rows of 1536, every type fits) and a 0.5B-like one (rows of 896, the
+// 256-block types do not fit and fall back), both with tied embeddings.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "quant/file_type.h"
+#include "quant/tensor_types.h"
+
+namespace ridge::quant {
+namespace {
+
+// The tensors of a Qwen2-architecture model in the order a GGUF converter writes them.
+std::vector<TensorDesc> qwen2_tensors(int64_t n_layer, int64_t n_embd, int64_t n_ff, int64_t n_kv_dim, int64_t n_vocab) {
+  std::vector<TensorDesc> t;
+  t.push_back({"token_embd.weight", DType::BF16, {n_embd, n_vocab}});
+  for (int64_t i = 0; i < n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    t.push_back({p + "attn_norm.weight", DType::F32, {n_embd}});
+    t.push_back({p + "ffn_down.weight", DType::BF16, {n_ff, n_embd}});
+    t.push_back({p + "ffn_gate.weight", DType::BF16, {n_embd, n_ff}});
+    t.push_back({p + "ffn_up.weight", DType::BF16, {n_embd, n_ff}});
+    t.push_back({p + "ffn_norm.weight", DType::F32, {n_embd}});
+    t.push_back({p + "attn_k.bias", DType::F32, {n_kv_dim}});
+    t.push_back({p + "attn_k.weight", DType::BF16, {n_embd, n_kv_dim}});
+    t.push_back({p + "attn_output.weight", DType::BF16, {n_embd, n_embd}});
+    t.push_back({p + "attn_q.bias", DType::F32, {n_embd}});
+    t.push_back({p + "attn_q.weight", DType::BF16, {n_embd, n_embd}});
+    t.push_back({p + "attn_v.bias", DType::F32, {n_kv_dim}});
+    t.push_back({p + "attn_v.weight", DType::BF16, {n_embd, n_kv_dim}});
+  }
+  t.push_back({"output_norm.weight", DType::F32, {n_embd}});
+  return t;
+}
+
+std::map<std::string, DType> types_of(const std::vector<TensorDesc>& t, const std::vector<TypeChoice>& c) {
+  std::map<std::string, DType> m;
+  for (size_t i = 0; i < t.size(); ++i) m[t[i].name] = c[i].type;
+  return m;
+}
+
+bool more_bits_layer(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+TEST(TensorTypes, Q4KMOnA1_5BShape) {
+  const auto tensors = qwen2_tensors(28, 1536, 8960, 256, 151936);
+  const ModelHints hints{"qwen2", 28, 12, 2, 0};
+  const auto choices = choose_types(tensors, hints, {FileType::Q4_K_M});
+  auto m = types_of(tensors, choices);
+  EXPECT_EQ(m["token_embd.weight"], DType::Q6_K);  // tied: it is also the output projection
+  EXPECT_EQ(m["output_norm.weight"], DType::F32);
+  int n_q6 = 0;
+  for (int i = 0; i < 28; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const DType more = more_bits_layer(i, 28) ? DType::Q6_K : DType::Q4_K;
+    EXPECT_EQ(m[p + "attn_v.weight"], more) << i;
+    EXPECT_EQ(m[p + "ffn_down.weight"], more) << i;
+    n_q6 += more == DType::Q6_K;
+    for (const char* name : {"attn_q.weight", "attn_k.weight", "attn_output.weight", "ffn_up.weight", "ffn_gate.weight"})
+      EXPECT_EQ(m[p + name], DType::Q4_K) << p << name;
+    EXPECT_EQ(m[p + "attn_q.bias"], DType::F32);
+    EXPECT_EQ(m[p + "attn_norm.weight"], DType::F32);
+  }
+  EXPECT_EQ(n_q6, 14);  // layers 0-2, 5, 8, ..., 23 and 24-27
+  for (const auto& c : choices) EXPECT_FALSE(c.fell_back);
+}
+
+TEST(TensorTypes, RowsThatMissTheSuperBlockFallBack) {
+  const auto tensors = qwen2_tensors(24, 896, 4864, 128, 151936);
+  const ModelHints hints{"qwen2", 24, 14, 2, 0};
+  const auto choices = choose_types(tensors, hints, {FileType::Q4_K_M});
+  auto m = types_of(tensors, choices);
+  EXPECT_EQ(m["token_embd.weight"], DType::Q8_0);  // tied output, 896 is no multiple of 256
+  EXPECT_EQ(m["blk.0.attn_q.weight"], DType::Q5_0);
+  EXPECT_EQ(m["blk.0.attn_v.weight"], DType::Q8_0);  // Q6_K rule, then its fallback
+  EXPECT_EQ(m["blk.3.attn_v.weight"], DType::Q5_0);
+  EXPECT_EQ(m["blk.0.ffn_down.weight"], DType::Q6_K);  // rows of 4864 = 19 x 256 fit
+  EXPECT_EQ(m["blk.3.ffn_down.weight"], DType::Q4_K);
+}
+
+TEST(TensorTypes, Q3KMAndQ2K) {
+  const auto tensors = qwen2_tensors(28, 1536, 8960, 256, 151936);
+  const ModelHints hints{"qwen2", 28, 12, 2, 0};
+  auto m = types_of(tensors, choose_types(tensors, hints, {FileType::Q3_K_M}));
+  EXPECT_EQ(m["blk.0.attn_v.weight"], DType::Q5_K);
+  EXPECT_EQ(m["blk.1.attn_v.weight"], DType::Q5_K);
+  EXPECT_EQ(m["blk.2.attn_v.weight"], DType::Q4_K);
+  EXPECT_EQ(m["blk.0.ffn_down.weight"], DType::Q5_K);  // i < n/16
+  EXPECT_EQ(m["blk.2.ffn_down.weight"], DType::Q4_K);
+  EXPECT_EQ(m["blk.5.attn_output.weight"], DType::Q4_K);
+  EXPECT_EQ(m["blk.5.attn_q.weight"], DType::Q3_K);
+  m = types_of(tensors, choose_types(tensors, hints, {FileType::Q2_K}));
+  EXPECT_EQ(m["blk.5.attn_v.weight"], DType::Q4_K);  // 6 query heads per KV head: GQA >= 4
+  EXPECT_EQ(m["blk.5.ffn_down.weight"], DType::Q3_K);
+  EXPECT_EQ(m["blk.5.attn_output.weight"], DType::Q3_K);
+  EXPECT_EQ(m["blk.5.ffn_up.weight"], DType::Q2_K);
+}
+
+TEST(TensorTypes, OverridesAndPure) {
+  const auto tensors = qwen2_tensors(4, 512, 1024, 128, 1000);
+  const ModelHints hints{"llama", 4, 8, 8, 0};
+  TypeRules rules{FileType::Q4_0};
+  rules.pure = true;
+  auto m = types_of(tensors, choose_types(tensors, hints, rules));
+  EXPECT_EQ(m["token_embd.weight"], DType::Q4_0);
+  EXPECT_EQ(m["blk.0.attn_v.weight"], DType::Q4_0);
+  rules = {FileType::Q8_0};
+  rules.token_embedding_type = DType::F16;
+  m = types_of(tensors, choose_types(tensors, hints, rules));
+  EXPECT_EQ(m["token_embd.weight"], DType::F16);
+  EXPECT_EQ(m["blk.0.ffn_down.weight"], DType::Q8_0);
+  // An untied model: token_embd is no output and keeps the base type; output.weight gets Q6_K.
+  auto untied = tensors;
+  untied.push_back({"output.weight", DType::F16, {512, 1000}});
+  m = types_of(untied, choose_types(untied, hints, {FileType::Q4_K_M}));
+  EXPECT_EQ(m["token_embd.weight"], DType::Q4_K);
+  EXPECT_EQ(m["output.weight"], DType::Q6_K);
+}
+
+TEST(TensorTypes, OrderIsByLayerThenName) {
+  const auto tensors = qwen2_tensors(12, 256, 512, 64, 100);
+  const auto order = quantize_order(tensors);
+  ASSERT_EQ(order.size(), tensors.size());
+  EXPECT_EQ(tensors[order[0]].name, "output_norm.weight");  // non-layer tensors first, by name
+  EXPECT_EQ(tensors[order[1]].name, "token_embd.weight");
+  EXPECT_EQ(tensors[order[2]].name, "blk.0.attn_k.bias");
+  EXPECT_EQ(tensors[order.back()].name, "blk.11.ffn_up.weight");  // 11 after 2, by number
+}
+
+TEST(TensorTypes, FileTypeNames) {
+  EXPECT_EQ(file_type_from_name("q4_k_m"), FileType::Q4_K_M);
+  EXPECT_EQ(static_cast<uint32_t>(*file_type_from_name("Q8_0")), 7u);
+  EXPECT_FALSE(file_type_from_name("Q4_K_X"));
+  for (const auto& f : file_types()) EXPECT_EQ(file_type_from_name(f.name), f.type);
+}
+
+TEST(TensorTypes, BadShapesAreErrors) {
+  std::vector<TensorDesc> t = {{"blk.0.ffn_up.weight", DType::F32, {100, 64}}};  // 100 fits no block
+  EXPECT_THROW(choose_types(t, {"llama", 1, 1, 1, 0}, {FileType::Q4_0}), Error);
+  t = {{"blk.0.ffn_up.weight", DType::F32, {}}};
+  EXPECT_THROW(choose_types(t, {"llama", 1, 1, 1, 0}, {FileType::Q4_0}), Error);
+}
+
+}  // namespace
+}  // namespace ridge::quant
