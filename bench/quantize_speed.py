@@ -55,8 +55,10 @@ def main():
     a = ap.parse_args()
     src = a.input
     if not src:
-        src = subprocess.run([a.ridge, "synth", "tinyllama-1.1b", "-t", "F16"], check=True, capture_output=True,
-                             text=True).stdout.strip().splitlines()[-1].split()[-1]
+        home = os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
+        src = os.path.join(home, "synth", "tinyllama-1.1b.F16.gguf")
+        if not os.path.exists(src):
+            subprocess.run([a.ridge, "synth", "tinyllama-1.1b", "-t", "F16", "-o", src], check=True, capture_output=True)
     print(f"input {src} ({os.path.getsize(src) / 2**30:.2f} GiB), {a.threads} threads, {a.rounds} interleaved rounds")
     print(f"{'type':8} {'ridge s':>8} {'llama.cpp s':>11} {'ratio':>6}  same bytes")
     with tempfile.TemporaryDirectory(prefix="ridge-qs-", dir=os.path.dirname(os.path.abspath(src))) as tmp:
