@@ -38,27 +38,37 @@ struct MatmulVariant {
 };
 
 // The CPU kernels on a pool of the benchmark's thread count (set_engine_threads sets it).
-void cpu_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+void cpu_matmul_as(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y, bool prefill) {
   static std::map<int, std::unique_ptr<ThreadPool>> pools;
   static cpu::MatmulScratch scratch;
   auto& pool = pools[omp_get_max_threads()];
   if (!pool) pool = std::make_unique<ThreadPool>(omp_get_max_threads());
   const cpu::MatmulJob job{w, y};
-  cpu::matmul(std::span(&job, 1), x, n_tokens, *pool, scratch);
+  cpu::matmul(std::span(&job, 1), x, n_tokens, *pool, scratch, cpu::active_isa(), {}, prefill);
+}
+void cpu_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+  cpu_matmul_as(w, x, n_tokens, y, false);
 }
 
 // The same kernels on the packed layout the loader makes on AVX-512 VNNI machines (a packed copy
 // of the matrix is made once; types without a packed layout run as "cpu").
-void packed_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+void packed_matmul_as(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y, bool prefill) {
   static std::map<const void*, std::vector<uint8_t>> copies;
-  if (!cpu::packable(w.type) || cpu::active_isa() != cpu::Isa::Avx512Vnni) return cpu_matmul(w, x, n_tokens, y);
+  if (!cpu::packable(w.type) || cpu::active_isa() != cpu::Isa::Avx512Vnni) return cpu_matmul_as(w, x, n_tokens, y, prefill);
   auto& copy = copies[w.data];
   if (copy.empty()) {
     const auto* bytes = static_cast<const uint8_t*>(w.data);
     copy.assign(bytes, bytes + w.rows * dtype_row_bytes(w.type, w.cols));
     cpu::pack_rows(w.type, copy.data(), w.rows, w.cols);
   }
-  cpu_matmul({w.type, copy.data(), w.rows, w.cols, true}, x, n_tokens, y);
+  cpu_matmul_as({w.type, copy.data(), w.rows, w.cols, true}, x, n_tokens, y, prefill);
+}
+void packed_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+  packed_matmul_as(w, x, n_tokens, y, false);
+}
+// The same packed matrices as prompt positions: the AMX BF16 tile GEMM where the CPU has it.
+void prefill_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
+  packed_matmul_as(w, x, n_tokens, y, true);
 }
 
 // Every kernel family measured side by side: add a fast kernel with one line.
@@ -66,6 +76,7 @@ const MatmulVariant kVariants[] = {
     {"ref", ref::matmul},
     {"cpu", cpu_matmul},
     {"packed", packed_matmul},
+    {"prefill", prefill_matmul},
 };
 
 const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
@@ -96,7 +107,7 @@ void run_case(benchmark::State& state, const Case& c) {
   for (float& v : x) v = normal(rng);
 
   // The packed variant makes its packed copy on the first call: keep that out of the timing.
-  if (std::string_view(c.variant.name) == "packed") c.variant.matmul(m.view, x.data(), 1, y.data());
+  if (std::string_view(c.variant.name) != "ref") c.variant.matmul(m.view, x.data(), 1, y.data());
   const auto start = std::chrono::steady_clock::now();
   for (auto _ : state) {
     c.variant.matmul(m.view, x.data(), c.n_tokens, y.data());
@@ -113,6 +124,8 @@ void run_case(benchmark::State& state, const Case& c) {
   set_fraction(state, "of_bw", "read_bandwidth_gbs", gbs, c.threads);
   set_fraction(state, "of_f32", "peak_f32_gflops", gflops, c.threads);
   set_fraction(state, "of_int8", "peak_int8_gops", gflops, c.threads);
+  set_fraction(state, "of_amx_int8", "peak_amx_int8_gops", gflops, c.threads);
+  set_fraction(state, "of_amx_bf16", "peak_amx_bf16_gflops", gflops, c.threads);
 }
 
 struct Flags {

@@ -3,7 +3,7 @@
 // (fraction of measured bandwidth / peak) and the planner. Schema (keys of per-thread maps are
 // thread counts as strings):
 //   {"cpu": str, "cores": int, "read_bandwidth_gbs": {"1": x, ...}, "peak_f32_gflops": {...},
-//    "peak_int8_gops": {...}, "l1d_kib": n, "l2_kib": n, "l3_kib": n, "isa": [str, ...],
+//    "peak_int8_gops": {...}, "peak_amx_int8_gops" / "peak_amx_bf16_gflops": {...} (AMX CPUs only), "l1d_kib": n, "l2_kib": n, "l3_kib": n, "isa": [str, ...],
 //    "memory_gib": x, "kernels_gops": {"avx512-vnni": {"1": x, ...}, ...}, ...}
 #include <optional>
 #include <string>

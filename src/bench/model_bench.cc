@@ -81,7 +81,7 @@ class ModelRunner {
   double prefill(int64_t n) {
     const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
     const auto start = Clock::now();
-    pass(tokens, 0);
+    pass(tokens, 0, /*prompt=*/true);
     return seconds_since(start);
   }
 
@@ -89,17 +89,19 @@ class ModelRunner {
   double generate(int64_t n) {
     const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
     const auto start = Clock::now();
-    for (int64_t i = 0; i < n; ++i) pass(std::span(tokens).subspan(size_t(i), 1), i);
+    for (int64_t i = 0; i < n; ++i) pass(std::span(tokens).subspan(size_t(i), 1), i, /*prompt=*/false);
     return seconds_since(start);
   }
 
  private:
-  void pass(std::span<const int32_t> tokens, int64_t position) {
+  // A prompt's tokens take the prefill kernels, as the engine gives them (SequenceRun::prompt_end).
+  void pass(std::span<const int32_t> tokens, int64_t position, bool prompt) {
     if (forward_) {
       if (position == 0) cache_->clear();
-      return forward_->forward(tokens, *cache_, /*all_logits=*/false, logits_);
+      return forward_->forward(tokens, *cache_, /*all_logits=*/false, logits_, prompt);
     }
-    const SequenceRun run{int64_t(tokens.size()), position, blocks_, LogitsWanted::Last};
+    const int64_t prompt_end = prompt ? position + int64_t(tokens.size()) : 0;
+    const SequenceRun run{int64_t(tokens.size()), position, blocks_, LogitsWanted::Last, prompt_end};
     paged_->forward(TokenBatch{tokens, std::span(&run, 1)}, logits_);
   }
 

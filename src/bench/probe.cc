@@ -61,7 +61,8 @@ json run_probe(const ProbeOptions& options) {
                   {"bandwidth_buffer_mib", bytes >> 20}, {"read_kernel", read_kernel_name()},
                   {"f32_kernel", f32_kernels().front()->name}, {"int8_kernel", int8_kernels().front()->name}};
 
-  const size_t n_kernels = f32_kernels().size() + int8_kernels().size();
+  const size_t n_kernels =
+      f32_kernels().size() + int8_kernels().size() + amx_int8_kernels().size() + amx_bf16_kernels().size();
   ProgressBar progress("probe", int64_t(counts.size()) * reps * int64_t(1 + n_kernels) + 1);
   progress.set_note(fmt::format("touching a {} MiB buffer", bytes >> 20));
   {
@@ -77,8 +78,12 @@ json run_probe(const ProbeOptions& options) {
     }
   }
   // Every supported kernel of each kind, so the INT8 paths can be compared; the peak is the widest's.
-  const std::pair<const char*, std::vector<const ComputeKernel*>> kinds[] = {{"peak_f32_gflops", f32_kernels()},
-                                                                             {"peak_int8_gops", int8_kernels()}};
+  // The matrix engines' peaks (AMX) are kept apart: they are the roof of the kernels that use them.
+  const std::pair<const char*, std::vector<const ComputeKernel*>> kinds[] = {
+      {"peak_f32_gflops", f32_kernels()},
+      {"peak_int8_gops", int8_kernels()},
+      {"peak_amx_int8_gops", amx_int8_kernels()},
+      {"peak_amx_bf16_gflops", amx_bf16_kernels()}};
   for (const auto& [key, kernels] : kinds) {
     for (const ComputeKernel* kernel : kernels) {
       for (int threads : counts) {

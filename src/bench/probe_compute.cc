@@ -7,6 +7,7 @@
 #include <chrono>
 
 #include "bench/pinned_team.h"
+#include "kernels/cpu/packed_layout.h"
 
 namespace ridge::bench {
 namespace {
@@ -111,6 +112,62 @@ double fma_scalar(int64_t iterations) {
   return s;
 }
 
+// AMX: four accumulator tiles (two A x two B operands) so consecutive tile multiplies are
+// independent, as a GEMM's inner loop runs them; the operands stay in tile registers.
+struct alignas(64) AmxTileConfig {
+  uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  uint16_t colsb[16] = {};
+  uint8_t rows[16] = {};
+};
+
+__attribute__((target("amx-tile"))) void amx_load_operands(uint16_t value) {
+  AmxTileConfig cfg;
+  for (int t = 0; t < 8; ++t) cfg.colsb[t] = 64, cfg.rows[t] = 16;
+  asm volatile("" ::: "memory");
+  _tile_loadconfig(&cfg);
+  alignas(64) uint16_t operand[512];
+  for (uint16_t& v : operand) v = value;
+  asm volatile("" ::: "memory");
+  _tile_loadd(4, operand, 64);
+  _tile_loadd(5, operand, 64);
+  _tile_loadd(6, operand, 64);
+  _tile_loadd(7, operand, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+}
+
+__attribute__((target("amx-tile"))) double amx_finish() {
+  alignas(64) int32_t out[256];
+  _tile_stored(0, out, 64);
+  asm volatile("" ::: "memory");
+  _tile_release();
+  return double(out[0]) + out[255];
+}
+
+__attribute__((target("amx-tile,amx-int8"))) double amx_int8(int64_t iterations) {
+  amx_load_operands(0x0101);
+  for (int64_t i = 0; i < iterations; ++i) {
+    _tile_dpbssd(0, 4, 6);
+    _tile_dpbssd(1, 4, 7);
+    _tile_dpbssd(2, 5, 6);
+    _tile_dpbssd(3, 5, 7);
+  }
+  return amx_finish();
+}
+
+__attribute__((target("amx-tile,amx-bf16"))) double amx_bf16(int64_t iterations) {
+  amx_load_operands(0x3c00);  // bf16 0.0078125: sums stay finite
+  for (int64_t i = 0; i < iterations; ++i) {
+    _tile_dpbf16ps(0, 4, 6);
+    _tile_dpbf16ps(1, 4, 7);
+    _tile_dpbf16ps(2, 5, 6);
+    _tile_dpbf16ps(3, 5, 7);
+  }
+  return amx_finish();
+}
+
 // Flops per trip: chains × lanes × 2 (FMA = multiply + add); int8: chains × lanes × 4 bytes × 2.
 const ComputeKernel kFmaAvx512{"avx512-fma", fma_avx512, kChains * 16 * 2};
 const ComputeKernel kFmaAvx2{"avx2-fma", fma_avx2, kChains * 8 * 2};
@@ -118,6 +175,9 @@ const ComputeKernel kFmaScalar{"scalar", fma_scalar, kChains * 2};
 const ComputeKernel kVnniAvx512{"avx512-vnni", vnni_avx512, kChains * 64 * 2};
 const ComputeKernel kVnniAvx256{"avx-vnni", vnni_avx256, kChains * 32 * 2};
 const ComputeKernel kMaddubsAvx2{"avx2-maddubs", maddubs_avx2, 6 * 32 * 2};
+// Four tile multiplies per trip: 16 x 16 outputs, each a dot of 64 int8 / 32 bf16 pairs.
+const ComputeKernel kAmxInt8{"amx-int8", amx_int8, 4 * 16 * 16 * 64 * 2};
+const ComputeKernel kAmxBf16{"amx-bf16", amx_bf16, 4 * 16 * 16 * 32 * 2};
 
 std::atomic<double> g_sink{0};
 
@@ -138,6 +198,16 @@ std::vector<const ComputeKernel*> int8_kernels() {
   if (__builtin_cpu_supports("avx2")) kernels.push_back(&kMaddubsAvx2);
   if (kernels.empty()) kernels.push_back(&kFmaScalar);
   return kernels;
+}
+
+std::vector<const ComputeKernel*> amx_int8_kernels() {
+  if (!cpu::amx_usable()) return {};
+  return {&kAmxInt8};
+}
+
+std::vector<const ComputeKernel*> amx_bf16_kernels() {
+  if (!cpu::amx_usable() || !__builtin_cpu_supports("amx-bf16")) return {};
+  return {&kAmxBf16};
 }
 
 double peak_gops(const ComputeKernel& kernel, int threads, double seconds) {

@@ -63,7 +63,7 @@ void run_logits_split(const LogitsOptions& o, const std::vector<int32_t>& ids, d
   std::vector<float> logits;
   for (int64_t start = 0; start < n; start += batch) {
     const int64_t count = std::min(n - start, batch);
-    const SequenceRun run{count, start, blocks, LogitsWanted::All};
+    const SequenceRun run{count, start, blocks, LogitsWanted::All, /*prompt_end=*/n};  // a text read as a prompt
     forward->forward(TokenBatch{std::span(ids).subspan(size_t(start), size_t(count)), std::span(&run, 1)}, logits);
     out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(logits.size() * sizeof(float)));
   }
@@ -90,7 +90,7 @@ void run_logits(const LogitsOptions& o) {
   std::vector<float> logits;
   for (size_t start = 0; start < ids.size(); start += size_t(batch)) {
     const size_t count = std::min(ids.size() - start, size_t(batch));
-    forward.forward(std::span(ids).subspan(start, count), cache, /*all_logits=*/true, logits);
+    forward.forward(std::span(ids).subspan(start, count), cache, /*all_logits=*/true, logits, /*prompt=*/true);
     out.write(reinterpret_cast<const char*>(logits.data()), std::streamsize(count * size_t(n_vocab) * sizeof(float)));
   }
   std::printf("wrote %zu x %lld logits to %s\n", ids.size(), (long long)n_vocab, o.out.c_str());

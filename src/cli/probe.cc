@@ -84,10 +84,18 @@ void print_table(const json& p) {
   std::printf("kernels read %s, f32 %s, int8 %s; load average %.2f when measured\n\n",
               p["read_kernel"].get<std::string>().c_str(), p["f32_kernel"].get<std::string>().c_str(),
               p["int8_kernel"].get<std::string>().c_str(), p["load_average_1m"].get<double>());
-  std::printf("%8s %16s %16s %16s\n", "threads", "read GB/s", "f32 GFLOP/s", "int8 GOP/s");
+  const bool amx = p.contains("peak_amx_int8_gops");
+  std::printf("%8s %16s %16s %16s", "threads", "read GB/s", "f32 GFLOP/s", "int8 GOP/s");
+  if (amx) std::printf(" %16s %16s", "AMX int8 GOP/s", "AMX bf16 GFLOP/s");
+  std::printf("\n");
   for (const auto& [threads, bandwidth] : p["read_bandwidth_gbs"].items()) {
-    std::printf("%8s %16.1f %16.1f %16.1f\n", threads.c_str(), bandwidth.get<double>(),
+    std::printf("%8s %16.1f %16.1f %16.1f", threads.c_str(), bandwidth.get<double>(),
                 p["peak_f32_gflops"].value(threads, 0.0), p["peak_int8_gops"].value(threads, 0.0));
+    if (amx) {
+      const double bf16 = p.contains("peak_amx_bf16_gflops") ? p["peak_amx_bf16_gflops"].value(threads, 0.0) : 0.0;
+      std::printf(" %16.1f %16.1f", p["peak_amx_int8_gops"].value(threads, 0.0), bf16);
+    }
+    std::printf("\n");
   }
   std::printf("\nper kernel, GOP/s by threads:\n");
   for (const auto& [kernel, by_threads] : p["kernels_gops"].items()) {

@@ -27,7 +27,7 @@ struct PoolShape {
 };
 
 struct WireRun {
-  int64_t n_tokens, first_position, n_blocks;
+  int64_t n_tokens, first_position, n_blocks, prompt_end;
   int32_t logits, pad;
 };
 
@@ -42,7 +42,7 @@ std::vector<uint8_t> pack(const TokenBatch& batch, Command& c) {
   std::memcpy(p, batch.tokens.data(), size_t(c.n_tokens * 4));
   p += c.n_tokens * 4;
   for (const SequenceRun& r : batch.runs) {
-    const WireRun w{r.n_tokens, r.first_position, int64_t(r.blocks.size()), int32_t(r.logits), 0};
+    const WireRun w{r.n_tokens, r.first_position, int64_t(r.blocks.size()), r.prompt_end, int32_t(r.logits), 0};
     std::memcpy(p, &w, sizeof w);
     p += sizeof w;
   }
@@ -73,7 +73,7 @@ void unpack(const std::vector<uint8_t>& bytes, const Command& c, UnpackedBatch& 
   int64_t at = 0;
   for (const WireRun& w : wire) {
     out.runs.push_back({w.n_tokens, w.first_position, std::span<const BlockId>(out.blocks).subspan(size_t(at), size_t(w.n_blocks)),
-                        LogitsWanted(w.logits)});
+                        LogitsWanted(w.logits), w.prompt_end});
     at += w.n_blocks;
   }
 }

@@ -27,7 +27,7 @@ std::vector<BatchPiece> cut_batch(const TokenBatch& batch, int pieces, int64_t m
       LogitsWanted wanted = run.logits;
       if (wanted == LogitsWanted::Last && !last) wanted = LogitsWanted::None;
       p.tokens.insert(p.tokens.end(), batch.tokens.begin() + t + done, batch.tokens.begin() + t + done + take);
-      p.runs.push_back({take, run.first_position + done, run.blocks, wanted});
+      p.runs.push_back({take, run.first_position + done, run.blocks, wanted, run.prompt_end});
       done += take;
     }
     t += run.n_tokens;

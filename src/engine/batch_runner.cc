@@ -17,7 +17,7 @@ void BatchRunner::run(const StepPlan& plan, const Scheduler& scheduler, const Kv
     tokens_.insert(tokens_.end(), draft.begin(), draft.begin() + s.n_draft);
     // A draft run is a decode (one known token) and its drafts: every position's logits are wanted.
     const LogitsWanted wanted = !s.samples ? LogitsWanted::None : s.n_draft > 0 ? LogitsWanted::All : LogitsWanted::Last;
-    runs_.push_back({s.n_tokens, s.first_position, kv.block_table(s.id), wanted});
+    runs_.push_back({s.n_tokens, s.first_position, kv.block_table(s.id), wanted, scheduler.n_prompt(s.id)});
     if (s.samples) {
       sampling_.push_back(s.id);
       rows_.push_back(rows_.back() + size_t(wanted == LogitsWanted::All ? s.n_tokens : 1));

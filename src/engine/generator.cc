@@ -38,7 +38,7 @@ GenerationResult Generator::generate(const GenerationRequest& request, const Tex
 
   cache_.clear();
   auto start = std::chrono::steady_clock::now();
-  forward_.forward(request.prompt, cache_, /*all_logits=*/false, logits_);
+  forward_.forward(request.prompt, cache_, /*all_logits=*/false, logits_, /*prompt=*/true);
   bool end_of_generation = false, stop_string_hit = false;
   for (int32_t step = 0; step < request.max_tokens; ++step) {
     if (step > 0) forward_.forward(std::span(&history.back(), 1), cache_, /*all_logits=*/false, logits_);

@@ -109,6 +109,7 @@ class Scheduler {
   bool has_work() const { return !requests_.empty(); }
   std::span<const int32_t> tokens(RequestId id) const { return requests_.at(id).tokens; }
   int64_t n_computed(RequestId id) const { return requests_.at(id).n_computed; }
+  int64_t n_prompt(RequestId id) const { return requests_.at(id).n_prompt; }
   // Prompt tokens the prefix cache supplied at the request's first admission.
   int64_t n_cached_prompt(RequestId id) const { return requests_.at(id).n_cached_prompt; }
   SchedulerCounters counters() const;

@@ -28,7 +28,7 @@ std::string read_text(const std::string& path) {
 // All logits of one chunk, from an empty cache.
 void chunk_logits(ModelForward& forward, std::span<const int32_t> tokens, std::vector<float>& logits) {
   KvCache cache = forward.make_cache(int64_t(tokens.size()));
-  forward.forward(tokens, cache, /*all_logits=*/true, logits);
+  forward.forward(tokens, cache, /*all_logits=*/true, logits, /*prompt=*/true);
 }
 
 }  // namespace

@@ -99,11 +99,13 @@ void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>
   }
 }
 
-void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits) {
+void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits,
+                           bool prompt) {
   const auto n = int64_t(tokens.size());
   if (cache.size() + n > cache.capacity())
     fail("{} tokens at position {} exceed the context of {} tokens", n, cache.size(), cache.capacity());
-  const SequenceRun run{n, cache.size(), cache.block_table(), all_logits ? LogitsWanted::All : LogitsWanted::Last};
+  const SequenceRun run{n, cache.size(), cache.block_table(), all_logits ? LogitsWanted::All : LogitsWanted::Last,
+                        prompt ? cache.size() + n : 0};
   forward(TokenBatch{tokens, std::span(&run, 1)}, cache.store(), logits);
   cache.resize(cache.size() + n);
 }
@@ -178,6 +180,21 @@ void ModelForward::run_layers(const TokenBatch& batch, KvStore& store, const flo
     embed_batch(model_, batch, x_, positions_, run_of_);
   }
   xn_.resize(x_.size());
+  token_segments_.clear();
+  for (const SequenceRun& run : batch.runs) {
+    // A short prompt stays on the int8 kernels: decoding every weight to bf16 pays from a few dozen
+    // tokens on. The choice is the prompt's, not the chunk's, so it holds however the prompt is cut.
+    constexpr int64_t kPrefillMinPrompt = 64;
+    const int64_t prompt_end = run.prompt_end >= kPrefillMinPrompt ? run.prompt_end : 0;
+    const int64_t n_prompt = std::clamp<int64_t>(prompt_end - run.first_position, 0, run.n_tokens);
+    const int64_t begin = token_segments_.empty() ? 0 : token_segments_.back().begin + token_segments_.back().n;
+    for (const auto& [n, prefill] : {std::pair{n_prompt, true}, std::pair{run.n_tokens - n_prompt, false}}) {
+      if (n == 0) continue;
+      if (!token_segments_.empty() && token_segments_.back().prefill == prefill) token_segments_.back().n += n;
+      else token_segments_.push_back({begin + (prefill ? 0 : n_prompt), n, prefill});
+    }
+  }
+  segments_ = &token_segments_;
   const int64_t first = model_.shard ? model_.shard->layers.begin : 0;
   const int64_t end = model_.shard ? model_.shard->layers.end() : s.n_layer;
   for (int64_t l = first; l < end; ++l) arch_.layer(*this, s, model_.weights.layers[size_t(l)], l);
@@ -191,7 +208,14 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
   logits.resize(size_t(n_out * s.n_vocab));
   if (n_out == 0) return;
   int64_t out = 0;
+  logits_segments_.clear();
   for_each_logits_rows(batch, [&](int64_t first, int64_t rows) {
+    for (const RowSegment& seg : token_segments_) {  // the kinds of rows first .. first + rows - 1
+      const int64_t b = std::max(first, seg.begin), e = std::min(first + rows, seg.begin + seg.n);
+      if (b >= e) continue;
+      if (!logits_segments_.empty() && logits_segments_.back().prefill == seg.prefill) logits_segments_.back().n += e - b;
+      else logits_segments_.push_back({out + b - first, e - b, seg.prefill});
+    }
     ref::rms_norm(x_.data() + first * s.n_embd, static_cast<const float*>(w.output_norm.data), rows, s.n_embd,
                   s.rms_eps, xn_.data() + out * s.n_embd);
     out += rows;
@@ -200,8 +224,10 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
   const bool sliced = w.output.rows != s.n_vocab;
   if (sliced) local_logits_.resize(size_t(n_out * w.output.rows));
   float* y = sliced ? local_logits_.data() : logits.data();
+  segments_ = &logits_segments_;
   matmul({{ref::WeightMatrix{w.output.type, w.output.data, w.output.rows, w.output.cols, w.output.packed}, y}},
          xn_.data(), n_out);
+  segments_ = &token_segments_;
   if (s.final_logit_softcap > 0.0f) ref::softcap(y, n_out * w.output.rows, s.final_logit_softcap);
   if (sliced) {
     if (!tp_.gather_columns) fail("a vocabulary slice of {} rows needs the other ranks' slices", w.output.rows);
@@ -227,7 +253,27 @@ void ModelForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const floa
     }
     for (const cpu::MatmulJob& job : jobs) observer_->observe(job.w.data, seen, n_tokens, cols);
   }
-  cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_, cpu::active_isa(), prologue);
+  // Rows of the batch (or of its logits) split by kind: prompt positions take the prefill kernels.
+  const std::vector<RowSegment>* segments = segments_;
+  if (segments && (segments->empty() || segments->back().begin + segments->back().n != n_tokens)) segments = nullptr;
+  const bool any_prefill =
+      segments && std::any_of(segments->begin(), segments->end(), [](const RowSegment& s) { return s.prefill; });
+  if (!any_prefill || segments->size() == 1) {
+    cpu::matmul(std::span(jobs.begin(), jobs.size()), x, n_tokens, *pool_, matmul_scratch_, cpu::active_isa(), prologue,
+                any_prefill);
+    return;
+  }
+  const int64_t cols = jobs.begin()->w.cols;
+  segment_inputs_.clear();
+  segment_jobs_.clear();
+  for (const RowSegment& s : *segments) {
+    cpu::MatmulPrologue p = prologue;
+    if (p.up) p.up += s.begin * cols;
+    const auto input = int32_t(segment_inputs_.size());
+    segment_inputs_.push_back({x + s.begin * cols, s.n, p, s.prefill});
+    for (const cpu::MatmulJob& job : jobs) segment_jobs_.push_back({{job.w, job.y + s.begin * job.w.rows}, input});
+  }
+  cpu::matmul_grouped(segment_inputs_, segment_jobs_, *pool_, matmul_scratch_);
 }
 
 }  // namespace ridge

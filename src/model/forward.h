@@ -92,7 +92,9 @@ class ModelForward final : private LayerPass {
 
   // Single sequence: `tokens` at positions cache.size() .. cache.size() + n - 1, appending their K/V.
   // logits becomes (n_tokens, n_vocab) when all_logits, else (1, n_vocab) for the last token.
-  void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits);
+  // prompt: the tokens are prompt positions (SequenceRun::prompt_end), for the prefill kernels.
+  void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits,
+               bool prompt = false);
 
   // Every dense matmul's input goes to `observer` too (null: none). Slower; for calibration.
   void set_matmul_observer(MatmulObserver* observer) { observer_ = observer; }
@@ -192,6 +194,16 @@ class ModelForward final : private LayerPass {
   std::vector<float> head_in_, head_out_;  // one head's rows of a per-head matmul
   std::vector<int32_t> positions_;  // (n_tokens)
   std::vector<int32_t> run_of_;     // (n_tokens) index of the token's run
+  // Consecutive rows of one kind (a prompt's positions, or not) of the whole batch and of the rows
+  // whose logits are wanted; a matmul over either splits along them (prefill kernels for the first).
+  struct RowSegment {
+    int64_t begin, n;
+    bool prefill;
+  };
+  std::vector<RowSegment> token_segments_, logits_segments_;
+  const std::vector<RowSegment>* segments_ = nullptr;  // those of the rows being multiplied now
+  std::vector<cpu::MatmulInput> segment_inputs_;
+  std::vector<cpu::GroupedMatmulJob> segment_jobs_;
   // MoE routing of the current layer.
   std::vector<float> router_logits_;    // (n_tokens, n_expert)
   std::vector<int32_t> chosen_;         // (n_tokens, n_expert_used) expert ids

@@ -17,6 +17,9 @@ struct SequenceRun {
   int64_t first_position = 0;
   std::span<const BlockId> blocks;  // must cover positions 0 .. first_position + n_tokens - 1
   LogitsWanted logits = LogitsWanted::Last;
+  // Positions below this are the prompt's: they take the prefill kernels (cpu::MatmulInput::prefill),
+  // so a position's result never depends on how the prompt was chunked or batched. 0: none.
+  int64_t prompt_end = 0;
 };
 
 struct TokenBatch {

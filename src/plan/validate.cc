@@ -88,7 +88,7 @@ ValidateResult validate_on_this_machine(const std::string& model_path, const Har
 
   const auto prompt = probe_tokens(options.prompt, model.spec.n_vocab, 11);
   auto start = Clock::now();
-  forward.forward(prompt, cache, false, logits);
+  forward.forward(prompt, cache, false, logits, /*prompt=*/true);
   r.prefill.measured_s = seconds_since(start);
 
   const auto next = probe_tokens(options.decode, model.spec.n_vocab, 29);
@@ -140,8 +140,9 @@ SplitValidateResult validate_split_on_this_machine(const std::string& model_path
     std::vector<BlockId> blocks(size_t(c.n_blocks));
     for (size_t b = 0; b < blocks.size(); ++b) blocks[b] = BlockId(b);
     std::vector<float> logits;
-    auto pass = [&](std::span<const int32_t> tokens, int64_t position) {
-      const SequenceRun seq{int64_t(tokens.size()), position, blocks, LogitsWanted::Last};
+    auto pass = [&](std::span<const int32_t> tokens, int64_t position, bool prompt = false) {
+      const int64_t prompt_end = prompt ? position + int64_t(tokens.size()) : 0;
+      const SequenceRun seq{int64_t(tokens.size()), position, blocks, LogitsWanted::Last, prompt_end};
       forward->forward(TokenBatch{tokens, std::span(&seq, 1)}, logits);
     };
     // Warm-up, as in one process; the prompt then overwrites its KV from position 0.
@@ -149,7 +150,7 @@ SplitValidateResult validate_split_on_this_machine(const std::string& model_path
 
     const auto prompt = probe_tokens(options.prompt, model.spec.n_vocab, 11);
     auto start = Clock::now();
-    pass(prompt, 0);
+    pass(prompt, 0, /*prompt=*/true);
     r.prefill_measured_s = seconds_since(start);
 
     const auto next = probe_tokens(options.decode, model.spec.n_vocab, 29);

@@ -91,7 +91,7 @@ ImportanceMatrix collect_imatrix(const ImatrixOptions& o, ImatrixReport& report)
     std::copy_n(tokens.begin() + c * o.n_ctx, o.n_ctx, chunk.begin());
     if (tokenizer.add_bos() && tokenizer.bos_id() >= 0) chunk[0] = tokenizer.bos_id();
     KvCache cache = forward.make_cache(o.n_ctx);
-    forward.forward(chunk, cache, /*all_logits=*/true, logits);
+    forward.forward(chunk, cache, /*all_logits=*/true, logits, /*prompt=*/true);
     for (int64_t j = o.n_ctx / 2; j + 1 < o.n_ctx; ++j) {
       eval::log_softmax(std::span(logits).subspan(size_t(j * n_vocab), size_t(n_vocab)), logp);
       nll -= logp[size_t(chunk[size_t(j + 1)])];

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "kernels/cpu/bf16_gemm.h"
 #include "kernels/cpu/gelu_table.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/activation.h"
@@ -37,9 +38,10 @@ int64_t unit_rows(const MatmulJob& job) { return job.w.packed ? kTileRows : kRow
 using PackedDotFn = void (*)(const PackedDotTask&);
 // AMX pays off once a tile of tokens is nearly full; every choice gives the same bits.
 constexpr int64_t kAmxMinTokens = 16;
+bool uses_amx(Isa isa, int64_t n_tokens) { return isa == Isa::Avx512Vnni && n_tokens >= kAmxMinTokens && amx_usable(); }
 PackedDotFn packed_dot_for(Isa isa, int64_t n_tokens) {
   if (isa != Isa::Avx512Vnni) return packed_dot_scalar;
-  return n_tokens >= kAmxMinTokens && amx_usable() ? packed_dot_amx : packed_dot_avx512vnni;
+  return uses_amx(isa, n_tokens) ? packed_dot_amx : packed_dot_avx512vnni;
 }
 
 void apply_prologue(const MatmulPrologue& p, const float* x, int64_t t, int64_t cols, float* out) {
@@ -59,10 +61,12 @@ bool f32_activations() {
   return on;
 }
 
-// Which kernel reads a job's weights.
-enum class Path { Packed, Quant, Bf16, Float, Dequantized };
-Path path_of(const MatmulJob& job, Isa isa) {
+// Which kernel reads a job's weights; a prefill input's (MatmulInput::prefill) where AMX BF16 takes them.
+enum class Path { Packed, Quant, Bf16, Float, Dequantized, Bf16Tiles };
+Path path_of(const MatmulJob& job, Isa isa, bool prefill = false) {
   if (f32_activations()) return Path::Dequantized;
+  if (prefill && isa == Isa::Avx512Vnni && amx_bf16_usable() && bf16_gemm_supported(job.w.type, job.w.packed))
+    return Path::Bf16Tiles;
   if (job.w.packed) return Path::Packed;
   if (quant_dot_supported(job.w.type)) return Path::Quant;
   if (job.w.type == DType::BF16 && isa == Isa::Avx512Vnni && bf16_dot_usable()) return Path::Bf16;
@@ -73,9 +77,9 @@ Path path_of(const MatmulJob& job, Isa isa) {
 }  // namespace
 
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
-            Isa isa, const MatmulPrologue& prologue) {
+            Isa isa, const MatmulPrologue& prologue, bool prefill) {
   if (jobs.empty() || n_tokens == 0) return;
-  const MatmulInput input{x, n_tokens, prologue};
+  const MatmulInput input{x, n_tokens, prologue, prefill};
   scratch.grouped.clear();
   for (const MatmulJob& job : jobs) scratch.grouped.push_back({job, 0});
   matmul_grouped(std::span(&input, 1), scratch.grouped, pool, scratch, isa);
@@ -87,15 +91,24 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
   const int64_t cols = jobs[0].job.w.cols;
   int64_t total_units = 0;
   bool any_quant = false, any_float = false, any_bf16 = false;  // int8 blocks, f32 rows, bf16 rows
+  auto& tile_first = scratch.input_tile_first;
+  tile_first.assign(inputs.size(), -1);
+  auto& bf16_tile_first = scratch.input_bf16_tile_first;  // -1: no job reads this input on AMX BF16
+  bf16_tile_first.assign(inputs.size(), -1);
+  auto& quantized = scratch.input_quantized;  // some job reads this input as int8 blocks
+  quantized.assign(inputs.size(), 0);
   for (const auto& [job, input] : jobs) {
     if (job.w.cols != cols) fail("matmul jobs disagree on the input width ({} vs {})", job.w.cols, cols);
     if (input < 0 || input >= int32_t(inputs.size())) fail("matmul job names input {} of {}", input, inputs.size());
     if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
     total_units += (job.w.rows + unit_rows(job) - 1) / unit_rows(job);
-    const Path path = path_of(job, isa);  // what the input must be made into for this job's kernel
+    const Path path = path_of(job, isa, inputs[size_t(input)].prefill);  // what the input must be made into
     any_quant = any_quant || path == Path::Packed || path == Path::Quant;
+    if (path == Path::Packed || path == Path::Quant) quantized[size_t(input)] = 1;
+    if (path == Path::Bf16Tiles) bf16_tile_first[size_t(input)] = 0;
     any_float = any_float || path == Path::Float || path == Path::Dequantized;
     any_bf16 = any_bf16 || path == Path::Bf16;
+    if (path == Path::Packed && uses_amx(isa, inputs[size_t(input)].n_tokens)) tile_first[size_t(input)] = 0;
   }
   // Each input's first token among all inputs' tokens: where its rows sit in the shared buffers.
   auto& first = scratch.input_first;
@@ -112,7 +125,20 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
   if (keep) scratch.transformed.resize(size_t(all_tokens * cols));
   if (any_quant) scratch.acts.resize(size_t(all_tokens * n_blocks));
   if (any_bf16) scratch.bf16.resize(size_t(all_tokens * cols));
-  if (any_quant || keep || any_bf16) {  // a token per part: its row transformed (kept, or in a row buffer), then quantized
+  // The AMX BF16 kernel's tiles of each prefill input it reads, written row by row below.
+  const int64_t bf16_tile_words = cols / kBf16StepValues * kBf16StepWords;
+  int64_t n_bf16_tiles = 0;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (bf16_tile_first[i] >= 0) bf16_tile_first[i] = n_bf16_tiles, n_bf16_tiles += (inputs[i].n_tokens + 15) / 16;
+  if (n_bf16_tiles > 0) {
+    scratch.bf16_tiles.resize(size_t(n_bf16_tiles * bf16_tile_words));
+    for (size_t i = 0; i < inputs.size(); ++i)  // the rows past a last partial tile's tokens stay zero
+      if (bf16_tile_first[i] >= 0)
+        for (int64_t t = inputs[i].n_tokens; t % 16 != 0; ++t)
+          put_activation_row_bf16(nullptr, cols, t % 16,
+                                  scratch.bf16_tiles.data() + (bf16_tile_first[i] + t / 16) * bf16_tile_words);
+  }
+  if (any_quant || keep || any_bf16 || n_bf16_tiles > 0) {  // a token per part: its row transformed (kept, or in a row buffer), then quantized
     pool.parallel_for(all_tokens, 1, [&](int64_t begin, int64_t end) {
       thread_local std::vector<float> row;
       size_t i = size_t(std::upper_bound(first.begin(), first.end(), begin) - first.begin()) - 1;
@@ -128,8 +154,28 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
         } else if (keep) {
           std::copy(row_in, row_in + cols, scratch.transformed.data() + g * cols);
         }
-        if (any_quant) quantize_activations(row_in, cols, scratch.acts.data() + g * n_blocks);
+        if (quantized[i]) quantize_activations(row_in, cols, scratch.acts.data() + g * n_blocks);
         if (any_bf16) to_bf16_avx512(row_in, cols, scratch.bf16.data() + g * cols);
+        if (bf16_tile_first[i] >= 0)
+          put_activation_row_bf16(row_in, cols, t % 16,
+                                  scratch.bf16_tiles.data() + (bf16_tile_first[i] + t / 16) * bf16_tile_words);
+      }
+    });
+  }
+  // The AMX kernel's tiled copy of each input it reads, made once for all threads.
+  int64_t n_tiles = 0;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (tile_first[i] >= 0) tile_first[i] = n_tiles, n_tiles += (inputs[i].n_tokens + kTileTokens - 1) / kTileTokens;
+  if (n_tiles > 0) {
+    scratch.tiled_q.resize(size_t(n_tiles * n_blocks * kTiledBlockBytes));
+    scratch.tiled_scales.resize(size_t(n_tiles * n_blocks * kTiledBlockScales));
+    pool.parallel_for(n_tiles, 1, [&](int64_t begin, int64_t end) {
+      size_t i = 0;
+      for (int64_t g = begin; g < end; ++g) {
+        while (tile_first[i] < 0 || g >= tile_first[i] + (inputs[i].n_tokens + kTileTokens - 1) / kTileTokens) ++i;
+        tile_activations(scratch.acts.data() + first[i] * n_blocks, inputs[i].n_tokens, n_blocks, g - tile_first[i],
+                         scratch.tiled_q.data() + g * n_blocks * kTiledBlockBytes,
+                         scratch.tiled_scales.data() + g * n_blocks * kTiledBlockScales);
       }
     });
   }
@@ -152,10 +198,20 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
       const ActBlock* acts = any_quant ? scratch.acts.data() + t0 * n_blocks : nullptr;
       const auto* w = static_cast<const uint8_t*>(job.w.data);
       const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
-      switch (path_of(job, isa)) {
-        case Path::Packed:
-          packed_dot_for(isa, n_tokens)({job.w.type, w, job.w.rows, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows});
+      switch (path_of(job, isa, inputs[size_t(input)].prefill)) {
+        case Path::Bf16Tiles:
+          bf16_gemm_amx({job.w.type, w, job.w.packed, job.w.rows, cols, begin, end,
+                         scratch.bf16_tiles.data() + bf16_tile_first[size_t(input)] * bf16_tile_words, n_tokens, job.y,
+                         job.w.rows});
           continue;
+        case Path::Packed: {
+          PackedDotTask task{job.w.type, w, job.w.rows, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows};
+          if (const int64_t tile = tile_first[size_t(input)]; tile >= 0 && uses_amx(isa, n_tokens))
+            task.tiled = {scratch.tiled_q.data() + tile * n_blocks * kTiledBlockBytes,
+                          scratch.tiled_scales.data() + tile * n_blocks * kTiledBlockScales};
+          packed_dot_for(isa, n_tokens)(task);
+          continue;
+        }
         case Path::Quant:
           quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows});
           continue;

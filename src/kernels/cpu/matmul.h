@@ -31,11 +31,15 @@ struct MatmulPrologue {
   const float* up = nullptr;  // SwiGlu, GeGlu: x is the gate; up (n_tokens, cols)
 };
 
-// One input of a grouped matmul: n_tokens rows of x, transformed by its prologue.
+// One input of a grouped matmul: n_tokens rows of x, transformed by its prologue. A prefill input's
+// rows are positions of prompts: on AMX BF16 CPUs they go through the bf16 tile GEMM (bf16_gemm.h)
+// where it reads the weights, every other row through the int8 / f32 kernels. Which path a row
+// takes depends only on that flag, so a token's result is the same whatever else is in the batch.
 struct MatmulInput {
   const float* x;
   int64_t n_tokens;
   MatmulPrologue prologue;
+  bool prefill = false;
 };
 
 // A job of a grouped matmul and the input it multiplies: y (inputs[input].n_tokens, w.rows).
@@ -51,12 +55,18 @@ struct MatmulScratch {
   std::vector<float> transformed;           // the prologue's rows, when a kernel needs them in f32
   std::vector<uint16_t> bf16;               // (all tokens, cols) the input rounded to bf16, for BF16 weights
   std::vector<ActBlock> acts;               // (all tokens, cols / 32)
+  std::vector<int8_t> tiled_q;              // acts tiled for the AMX kernel (TiledActs), inputs one after another
+  std::vector<float> tiled_scales;
+  std::vector<int64_t> input_tile_first;    // per input: its first tile there (-1: its jobs do not use AMX)
+  std::vector<uint16_t> bf16_tiles;         // prefill inputs' rows in bf16 tiles (bf16_gemm.h), inputs in turn
+  std::vector<int64_t> input_bf16_tile_first;
+  std::vector<uint8_t> input_quantized;     // per input: some job reads it as int8 blocks
   std::vector<std::vector<float>> rows;     // per thread: one dequantized weight row
 };
 
 // Every job must have the same cols (they share x: (n_tokens, cols)), transformed by `prologue`.
 void matmul(std::span<const MatmulJob> jobs, const float* x, int64_t n_tokens, ThreadPool& pool, MatmulScratch& scratch,
-            Isa isa = active_isa(), const MatmulPrologue& prologue = {});
+            Isa isa = active_isa(), const MatmulPrologue& prologue = {}, bool prefill = false);
 
 // Several inputs, each with the jobs that read it (a MoE layer's experts, each over the tokens
 // routed to it), in one pass: the inputs are quantized together and every job's rows share one

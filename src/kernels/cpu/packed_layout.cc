@@ -81,6 +81,24 @@ void unpack_block(DType type, const uint8_t* src, int64_t lanes, int64_t lane, u
 
 }  // namespace
 
+void tile_activations(const ActBlock* acts, int64_t n_tokens, int64_t n_blocks, int64_t j, int8_t* q, float* scales) {
+  const int64_t first = j * kTileTokens, valid = std::min(kTileTokens, n_tokens - first);
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    int8_t* qb = q + b * kTiledBlockBytes;
+    float* sb = scales + b * kTiledBlockScales;
+    for (int64_t t = 0; t < kTileTokens; ++t) {
+      if (t < valid) {
+        const ActBlock& a = acts[(first + t) * n_blocks + b];
+        std::memcpy(qb + t * kActBlock, a.q, kActBlock);
+        sb[t] = a.d, sb[kTileTokens + t] = a.s;
+      } else {
+        std::memset(qb + t * kActBlock, 0, kActBlock);
+        sb[t] = 0, sb[kTileTokens + t] = 0;
+      }
+    }
+  }
+}
+
 bool packable(DType type) { return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0; }
 
 void pack_rows(DType type, void* data, int64_t rows, int64_t cols) {

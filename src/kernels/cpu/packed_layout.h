@@ -47,6 +47,20 @@ void dequantize_packed_row(DType type, const void* matrix, int64_t rows, int64_t
 
 // y[t * y_stride + r] = dot(packed weight row r, token t) for r in [row_begin, row_end), where
 // row_begin is a multiple of kTileRows and row_end is one too or the matrix's last row.
+// The AMX "A" operand's order of a batch's activations, made once per matmul input and shared by
+// every thread: tile j holds tokens 16j..16j+15 (zeros past the last), and for each block b its 16
+// rows of 32 quants (512 bytes, at q + (j * n_blocks + b) * 512) and its 16 scales d then 16 Σ
+// terms s (at scales + (j * n_blocks + b) * 32).
+struct TiledActs {
+  const int8_t* q = nullptr;
+  const float* scales = nullptr;
+};
+inline constexpr int64_t kTileTokens = 16;
+inline constexpr int64_t kTiledBlockBytes = kTileTokens * kActBlock;
+inline constexpr int64_t kTiledBlockScales = 2 * kTileTokens;
+// Tokens [16j, 16j + 16) of acts (n_tokens, n_blocks) as tile j of the layout above.
+void tile_activations(const ActBlock* acts, int64_t n_tokens, int64_t n_blocks, int64_t j, int8_t* q, float* scales);
+
 struct PackedDotTask {
   DType type;
   const uint8_t* w;  // the packed matrix
@@ -57,11 +71,13 @@ struct PackedDotTask {
   int64_t n_tokens;
   float* y;
   int64_t y_stride;
+  TiledActs tiled = {};  // the same activations tiled, for packed_dot_amx (which tiles them itself without)
 };
 // The naive reference of the arithmetic above (tests; other CPUs reading a packed matrix).
 void packed_dot_scalar(const PackedDotTask& task);
 void packed_dot_avx512vnni(const PackedDotTask& task);
-// AMX tiles for many tokens; falls back to the VNNI kernel for few. Bit-identical to both.
+// AMX tiles (every token, in tiles of 16; a partial last tile of rows goes to the VNNI kernel).
+// Bit-identical to both.
 void packed_dot_amx(const PackedDotTask& task);
 bool amx_usable();  // the CPU has AMX-INT8 and the kernel granted this process the tile state
 
