@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""What quantizing activations to int8 costs: KL divergence of ridge's next-token distributions with
-int8 activations (the default) from ridge's own with f32 activations (RIDGE_F32_ACTIVATIONS=1: every
-weight dequantized a row at a time and dotted in f32), at every position of the
-conformance prompts, on the default model; plus top-1 agreement.
+"""What rounding activations costs: KL divergence of ridge's next-token distributions from ridge's own
+with f32 activations (RIDGE_F32_ACTIVATIONS=1: every weight dequantized a row at a time and dotted in
+f32), at every position of the conformance prompts and of their concatenation, on the default model;
+plus top-1 agreement. Two rows: the int8 kernels (RIDGE_AMX_BF16=0; generated positions always take
+them), and what prompts get (the bf16 tile GEMM on AMX-BF16 CPUs, for prompts of 64 tokens or more).
 
     python3 bench/activation_accuracy.py [--ridge build/ridge] [-m MODEL]
 """
@@ -38,18 +39,24 @@ def main():
                                                               "models", "SmolLM2-135M-Instruct.Q4_1.gguf"))
     args = parser.parse_args()
     oracle = LlamaOracle(args.model)
-    kls, agree, n = [], 0, 0
+    modes = {"int8": {"RIDGE_AMX_BF16": "0"}, "prompt": {}}
+    kls = {m: [] for m in modes}
+    agree = {m: 0 for m in modes}
+    n = 0
     try:
-        for text in PROMPTS:
+        for text in list(PROMPTS) + [" ".join(PROMPTS)]:
             ids = tokenize(oracle, text)
             ref = log_softmax(logits(args.ridge, args.model, ids, {"RIDGE_F32_ACTIVATIONS": "1"}))
-            got = log_softmax(logits(args.ridge, args.model, ids, {}))
-            kls.extend((np.exp(ref) * (ref - got)).sum(axis=1).tolist())
-            agree += int((ref.argmax(axis=1) == got.argmax(axis=1)).sum())
+            for mode, env in modes.items():
+                got = log_softmax(logits(args.ridge, args.model, ids, env))
+                kls[mode].extend((np.exp(ref) * (ref - got)).sum(axis=1).tolist())
+                agree[mode] += int((ref.argmax(axis=1) == got.argmax(axis=1)).sum())
             n += len(ids)
     finally:
         oracle.close()
-    print(f"positions={n} mean_kl={np.mean(kls):.6f} max_kl={max(kls):.6f} top1={agree / n:.4f}")
+    for mode in modes:
+        print(f"{mode:6s} positions={n} mean_kl={np.mean(kls[mode]):.6f} max_kl={max(kls[mode]):.6f} "
+              f"top1={agree[mode] / n:.4f}")
 
 
 if __name__ == "__main__":

@@ -12,12 +12,14 @@ namespace ridge::cpu {
 
 bool bf16_gemm_supported(DType type, bool packed) {
   if (packed) return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0;
-  // Any type the reference dequantizes whose blocks tile the kernel's 1,024-value slices.
+  // Any type the reference dequantizes whose blocks tile the kernel's 1,024-value slices, but not
+  // F32 and F16: their matrices (routers, small heads) are stored wide to stay precise.
+  if (type == DType::F32 || type == DType::F16) return false;
   return ref::can_dequantize(type) && 1024 % dtype_info(type).block_size == 0;
 }
 
 void bf16_weight_row(DType type, const uint8_t* w, bool packed, int64_t rows, int64_t cols, int64_t r, uint16_t* out) {
-  if (!bf16_gemm_supported(type, packed)) fail("the bf16 GEMM does not read {} weights", dtype_name(type));
+  if (packed ? !bf16_gemm_supported(type, true) : !ref::can_dequantize(type)) fail("the bf16 GEMM does not read {} weights", dtype_name(type));
   std::vector<float> row(static_cast<size_t>(cols));
   if (packed) {
     dequantize_packed_row(type, w, rows, cols, r, row.data());

@@ -23,8 +23,10 @@ namespace ridge::cpu {
 inline constexpr int64_t kBf16StepValues = 32;
 inline constexpr int64_t kBf16StepWords = 16 * kBf16StepValues;
 
-// The weight types the path reads: packed Q4_0, Q4_1, Q8_0 (packed_layout.h), and rows of any type
-// the reference dequantizes (K-quants, legacy blocks, BF16, F16, F32).
+// The weight types the path reads: packed Q4_0, Q4_1, Q8_0 (packed_layout.h), and rows of any block
+// type the reference dequantizes (K-quants, legacy blocks) and BF16. Not F32 or F16 matrices
+// (routers and heads kept wide on purpose), which keep their f32 kernels. The kernel itself also
+// reads F32 and F16 rows (tests).
 bool bf16_gemm_supported(DType type, bool packed);
 bool amx_bf16_usable();  // AMX-BF16 and AVX-512 BF16, and the tile state granted (amx_usable)
 
