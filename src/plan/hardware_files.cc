@@ -114,6 +114,9 @@ HardwareSpec hardware_from_probe_profile(const std::string& path, int64_t thread
   h.peak_f32 = at_threads(j["peak_f32_gflops"], h.threads, "peak_f32_gflops", path).second * 1e9;
   if (j.contains("peak_int8_gops"))
     h.peak_int8 = at_threads(j["peak_int8_gops"], h.threads, "peak_int8_gops", path).second * 1e9;
+  // AMX: bf16 matrices run on the tile unit (prompts' matmuls: kernels/cpu/bf16_gemm.h).
+  if (j.contains("peak_amx_bf16_gflops"))
+    h.peak_bf16 = at_threads(j["peak_amx_bf16_gflops"], h.threads, "peak_amx_bf16_gflops", path).second * 1e9;
   h.memory_bytes = j.value("memory_gib", 0.0) * 1073741824.0;
   std::string isa;
   if (j.contains("isa") && j["isa"].is_array())
