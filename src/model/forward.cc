@@ -159,6 +159,12 @@ void ModelForward::output_rows(const WeightRef& w, const float* x, int64_t n, fl
   if (!tp_.gather_columns) fail("a tensor-parallel slice needs the other ranks' columns");
   tp_.gather_columns(part_.data(), n, model_.shard->embd, out);
 }
+void ModelForward::append_segment(std::vector<RowSegment>& segments, const RowSegment& s) {
+  if (s.n == 0) return;
+  if (!segments.empty() && segments.back().prefill == s.prefill) segments.back().n += s.n;  // they adjoin
+  else segments.push_back(s);
+}
+
 bool ModelForward::holds_expert(int64_t e) const { return !model_.shard || model_.shard->holds_expert(e); }
 
 void ModelForward::run_layers(const TokenBatch& batch, KvStore& store, const float* x_in) {
@@ -188,11 +194,8 @@ void ModelForward::run_layers(const TokenBatch& batch, KvStore& store, const flo
     const int64_t prompt_end = run.prompt_end >= kPrefillMinPrompt ? run.prompt_end : 0;
     const int64_t n_prompt = std::clamp<int64_t>(prompt_end - run.first_position, 0, run.n_tokens);
     const int64_t begin = token_segments_.empty() ? 0 : token_segments_.back().begin + token_segments_.back().n;
-    for (const auto& [n, prefill] : {std::pair{n_prompt, true}, std::pair{run.n_tokens - n_prompt, false}}) {
-      if (n == 0) continue;
-      if (!token_segments_.empty() && token_segments_.back().prefill == prefill) token_segments_.back().n += n;
-      else token_segments_.push_back({begin + (prefill ? 0 : n_prompt), n, prefill});
-    }
+    append_segment(token_segments_, {begin, n_prompt, true});
+    append_segment(token_segments_, {begin + n_prompt, run.n_tokens - n_prompt, false});
   }
   segments_ = &token_segments_;
   const int64_t first = model_.shard ? model_.shard->layers.begin : 0;
@@ -212,9 +215,7 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
   for_each_logits_rows(batch, [&](int64_t first, int64_t rows) {
     for (const RowSegment& seg : token_segments_) {  // the kinds of rows first .. first + rows - 1
       const int64_t b = std::max(first, seg.begin), e = std::min(first + rows, seg.begin + seg.n);
-      if (b >= e) continue;
-      if (!logits_segments_.empty() && logits_segments_.back().prefill == seg.prefill) logits_segments_.back().n += e - b;
-      else logits_segments_.push_back({out + b - first, e - b, seg.prefill});
+      if (b < e) append_segment(logits_segments_, {out + b - first, e - b, seg.prefill});
     }
     ref::rms_norm(x_.data() + first * s.n_embd, static_cast<const float*>(w.output_norm.data), rows, s.n_embd,
                   s.rms_eps, xn_.data() + out * s.n_embd);

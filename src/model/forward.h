@@ -201,6 +201,8 @@ class ModelForward final : private LayerPass {
     bool prefill;
   };
   std::vector<RowSegment> token_segments_, logits_segments_;
+  // Appends s (rows right after the last segment's), merged into the last one when of its kind.
+  static void append_segment(std::vector<RowSegment>& segments, const RowSegment& s);
   const std::vector<RowSegment>* segments_ = nullptr;  // those of the rows being multiplied now
   std::vector<cpu::MatmulInput> segment_inputs_;
   std::vector<cpu::GroupedMatmulJob> segment_jobs_;

@@ -206,7 +206,7 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
           continue;
         case Path::Packed: {
           PackedDotTask task{job.w.type, w, job.w.rows, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows};
-          if (const int64_t tile = tile_first[size_t(input)]; tile >= 0 && uses_amx(isa, n_tokens))
+          if (const int64_t tile = tile_first[size_t(input)]; tile >= 0)  // set only where the AMX kernel runs
             task.tiled = {scratch.tiled_q.data() + tile * n_blocks * kTiledBlockBytes,
                           scratch.tiled_scales.data() + tile * n_blocks * kTiledBlockScales};
           packed_dot_for(isa, n_tokens)(task);
