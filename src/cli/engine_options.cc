@@ -25,9 +25,9 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--kv-memory", o.kv_memory, "KV cache budget, e.g. 512MiB, 2GiB (default: room for every sequence at full length, at most 20% of RAM)");
   cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache type: f16, bf16, fp8 (E4M3), int8")->capture_default_str();
   cmd->add_option("--block-size", c.block_size, "tokens per KV block")->capture_default_str();
-  cmd->add_option("--max-num-seqs", c.max_num_seqs, "sequences running at once")->capture_default_str();
-  cmd->add_option("--max-batched-tokens", c.max_batched_tokens, "tokens per engine step (longer prompts are prefilled in chunks)")->capture_default_str();
-  cmd->add_option("--prefill-chunk", c.prefill_chunk, "prompt tokens per step while other requests decode, bounding their inter-token latency (0: up to --max-batched-tokens)")->capture_default_str();
+  o.max_num_seqs_flag = cmd->add_option("--max-num-seqs", c.max_num_seqs, "sequences running at once")->capture_default_str();
+  o.max_batched_tokens_flag = cmd->add_option("--max-batched-tokens", c.max_batched_tokens, "tokens per engine step (longer prompts are prefilled in chunks)")->capture_default_str();
+  o.prefill_chunk_flag = cmd->add_option("--prefill-chunk", c.prefill_chunk, "prompt tokens per step while other requests decode, bounding their inter-token latency (0: up to --max-batched-tokens)")->capture_default_str();
   cmd->add_flag("--no-prefix-caching", o.no_prefix_caching, "do not reuse the KV of shared prompt prefixes");
   cmd->add_flag("--priorities", c.priorities, "schedule by request priority (smaller first), then arrival");
   cmd->add_option("--device", o.device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();

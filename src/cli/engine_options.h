@@ -34,6 +34,10 @@ struct EngineCliOptions {
   std::string kv_offload_size = "16GiB";
   ParallelCliOptions parallel;
   EngineConfig config;
+  // Given on the command line (they win over what --slo would choose).
+  CLI::Option* max_num_seqs_flag = nullptr;
+  CLI::Option* max_batched_tokens_flag = nullptr;
+  CLI::Option* prefill_chunk_flag = nullptr;
 };
 
 void add_engine_options(CLI::App* cmd, EngineCliOptions& o);

@@ -20,6 +20,7 @@
 #include "plan/plan_report.h"
 #include "plan/table.h"
 #include "plan/validate.h"
+#include "slo/slo_plan.h"
 
 namespace ridge::cli {
 namespace {
@@ -45,7 +46,31 @@ struct PlanArgs {
   std::string tp_mode = "gather";  // --validate under a split: how the TP ranks combine (cli/parallel_options.h)
   bool save_calibration = false;
   bool no_calibration = false;
+  std::string slo;  // --slo ttft=1s,itl=40ms: size the engine for it
 };
+
+// `ridge plan MODEL --slo ...`: what `ridge serve --slo` would choose, from the cost model and the
+// calibration alone (serve then refits it on its own measured steps).
+void print_slo_plan(const PlanInputs& in, const PlanArgs& a, nlohmann::json* json) {
+  slo::StepModel model(RaggedCostModel(in.spec, in.precision, in.hw), in.overheads);
+  slo::SloPlanInputs s;
+  s.slo = loadgen::parse_slo(a.slo);
+  s.n_ctx = in.spec.n_ctx_train > 0 ? in.spec.n_ctx_train : 4096;
+  const KvLedger ledger = kv_ledger(in, 1);
+  s.kv_tokens = ledger.bytes_per_token > 0 ? int64_t(ledger.free_bytes / ledger.bytes_per_token) : 0;
+  const slo::SloPlan p = slo::plan_for_slo(model, s);
+  if (json) {
+    nlohmann::json caps = nlohmann::json::array();
+    for (const slo::ContextCapacity& c : p.capacity)
+      caps.push_back({{"context", c.context}, {"by_latency", c.by_latency}, {"by_memory", c.by_memory}, {"streams", c.streams()}});
+    (*json)["slo_plan"] = {{"slo", s.slo.describe()}, {"max_num_seqs", p.max_num_seqs}, {"max_batched_tokens", p.max_batched_tokens},
+                           {"prefill_chunk", p.prefill_chunk}, {"step_bound_s", p.step_bound_s}, {"decode_bound_s", p.decode_bound_s},
+                           {"design_context", p.design_context}, {"design_streams", p.design_streams}, {"capacity", caps},
+                           {"max_prompt_idle", p.max_prompt_idle}, {"max_prompt_loaded", p.max_prompt_loaded}, {"notes", p.notes}};
+    return;
+  }
+  std::printf("\n## Sized for %s (the KV pool: all memory after the weights)\n%s", s.slo.describe().c_str(), slo::describe(p).c_str());
+}
 
 std::vector<HardwareSpec> user_hardware(const PlanArgs& a) {
   std::vector<HardwareSpec> out;
@@ -174,10 +199,13 @@ void run_plan(PlanArgs a) {
     svg << roofline_svg(in.hw, roofline_points(in, o), fmt::format("{} on {}", in.spec.name, in.hw.name));
   }
   if (a.json) {
-    std::printf("%s\n", report.json.dump(2).c_str());
+    nlohmann::json j = report.json;
+    if (!a.slo.empty()) print_slo_plan(in, a, &j);
+    std::printf("%s\n", j.dump(2).c_str());
     return;
   }
   std::fputs(report.text.c_str(), stdout);
+  if (!a.slo.empty()) print_slo_plan(in, a, nullptr);
   if (in.overheads.per_step_s > 0 || in.overheads.per_token_s > 0)
     std::printf("(includes overheads learned by --validate: %s per step, %s per token; --no-calibration to drop them)\n",
                 format_seconds(in.overheads.per_step_s).c_str(), format_seconds(in.overheads.per_token_s).c_str());
@@ -205,6 +233,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("-b,--batch", o.batches, "batch sizes (comma-separated)")->delimiter(',')->capture_default_str();
   cmd->add_option("-p,--prompt", o.prompt, "prompt tokens for prefill / TTFT")->capture_default_str();
   cmd->add_option("--slo-ms", a->slo_ms, "inter-token latency SLO in ms")->capture_default_str();
+  cmd->add_option("--slo", a->slo,
+                  "size the engine for these objectives (ttft=1s,itl=40ms): running streams per context, prefill chunk, "
+                  "longest prompt within TTFT (what `ridge serve --slo` chooses before it refits on measured steps)")
+      ->type_name("SPEC");
   cmd->add_option("--price", a->price, "USD per device-hour (enables the cost section)");
   cmd->add_option("--tp", o.parallel.tp, "tensor-parallel degree of an extra plan to evaluate");
   cmd->add_option("--pp", o.parallel.pp, "pipeline-parallel degree");

@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "cli/disagg_options.h"
 #include "cli/engine_options.h"
+#include "cli/slo_setup.h"
 #include "core/error.h"
 #include "serve/engine_backend.h"
 #include "serve/http_server.h"
@@ -22,6 +23,7 @@ namespace {
 struct ServeOptions {
   EngineCliOptions engine;
   DisaggCliOptions disagg;
+  SloCliOptions slo;
   ServerConfig server;
   std::string served_model_name;
   std::string tool_call_parser;  // overrides the tool format detected from the chat template
@@ -47,6 +49,7 @@ void serve(ServeOptions& o) {
   const auto m = load_model_for_engine(o.engine);
   if (run_as_worker(o.engine, *m)) return;
   EngineConfig engine_cfg = engine_config(o.engine, *m);
+  setup_slo(o.slo, o.engine, *m, engine_cfg);
   const std::unique_ptr<Disaggregation> disagg = setup_disaggregation(o.disagg, engine_cfg);
   Engine engine(m->model, m->tokenizer, engine_cfg);
   print_memory_plan(engine, *m);
@@ -56,6 +59,7 @@ void serve(ServeOptions& o) {
                tools ? std::string(tools->name()).c_str() : "none (the chat template has no tool format; see --tool-call-parser)");
 
   ServerConfig config = o.server;
+  if (!o.slo.slo.empty()) config.slo = loadgen::parse_slo(o.slo.slo);
   config.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
   config.shutdown_grace = std::chrono::milliseconds(int64_t(o.shutdown_grace_s * 1000));
   HttpServer server(backend, config);
@@ -101,6 +105,7 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   add_engine_options(cmd, o->engine);
   add_disagg_options(cmd, o->disagg);
+  add_slo_options(cmd, o->slo);
   cmd->callback([o] { serve(*o); });
 }
 

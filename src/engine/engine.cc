@@ -14,6 +14,7 @@
 #include "engine/grammar_step.h"
 #include "engine/stop_strings.h"
 #include "engine/tier_loader.h"
+#include "slo/slo_governor.h"
 #include "kv/kv_store.h"
 #include "model/shard.h"
 #include "model/kv_shape.h"
@@ -70,6 +71,7 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
   kv_->set_event_sink(config_.kv_events.get());
   SchedulerConfig sc{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities};
+  sc.governor = config_.governor.get();
   if (config_.remote_prefill) sc.remote_prefill_min_tokens = std::max<int64_t>(1, config_.remote_prefill->min_tokens());
   if (KvTiers* tiers = config_.kv_tiers.get())
     sc.tier_holds = [tiers](uint64_t hash, uint64_t parent, std::span<const int32_t> tokens) { return tiers->contains(hash, parent, tokens); };
@@ -137,6 +139,17 @@ RequestId Engine::submit(RequestOptions options, EventCallback on_event) {
   if (stopping_) throw SubmitError(Kind::QueueFull, "the engine is shutting down");
   if (queued_ >= config_.max_waiting + config_.max_num_seqs)
     throw SubmitError(Kind::QueueFull, fmt::format("{} requests are queued or running; try again later", queued_));
+  if (config_.slo_reject && config_.slo_ttft_s > 0 && !live->options.kv_sink) {
+    const double ttft = predicted_ttft_s(n_prompt);
+    if (ttft > config_.slo_ttft_s) {
+      ++ttft_rejected_;
+      throw SubmitError(Kind::SloUnmeetable,
+                        fmt::format("its first token would come in about {:.2f} s, past the {:.2f} s objective", ttft,
+                                    config_.slo_ttft_s),
+                        ttft - config_.slo_ttft_s);
+    }
+  }
+  inbox_prompt_tokens_ += n_prompt;
   const RequestId id = next_id_++;
   ++queued_;
   inbox_.emplace_back(id, std::move(live));
@@ -169,6 +182,7 @@ void Engine::drain_inbox(Events& events) {
   {
     std::lock_guard lock(mutex_);
     inbox.swap(inbox_);
+    inbox_prompt_tokens_ = 0;
     cancels.swap(cancels_);
     handoffs.swap(handoffs_);
   }
@@ -500,6 +514,7 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
   }
   std::lock_guard lock(mutex_);
   s.waiting = c.waiting + int64_t(inbox_.size());
+  s.slo.ttft_rejected = ttft_rejected_;
   stats_ = s;
 }
 
@@ -571,6 +586,7 @@ bool Engine::step() {
   }
   const double seconds = seconds_between(start, Clock::now());
   step_cost_.observe(plan.n_tokens, seconds_between(target_start, Clock::now()));
+  if (config_.governor) account_step(plan, seconds_between(target_start, Clock::now()));
   publish_stats(seconds, &plan);
   deliver(events);
   return true;

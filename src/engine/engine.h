@@ -42,6 +42,9 @@
 namespace ridge {
 
 class BatchRunner;
+namespace slo {
+class SloGovernor;
+}
 namespace dist {
 struct Parallel;
 }
@@ -81,6 +84,11 @@ struct EngineConfig {
   std::shared_ptr<KvTiers> kv_tiers;
   // Told of every prefix-cache block stored or evicted (KV-aware routers: kv_events/); null: nobody.
   std::shared_ptr<KvEventSink> kv_events;
+  // Latency objectives (slo/): the governor bounds each step and guards against preemption
+  // cascades, and its step model accounts every step's roofline; null: none of it.
+  std::shared_ptr<slo::SloGovernor> governor;
+  double slo_ttft_s = 0;    // counts (and with slo_reject refuses) requests that cannot meet it
+  bool slo_reject = false;
 };
 
 struct RequestOptions {
@@ -122,10 +130,14 @@ using EventCallback = std::function<void(const TokenEvent&)>;
 
 // submit() refused the request: a bad request (prompt empty or longer than the context, bad
 // sampling parameters) or a full queue.
+// SloUnmeetable: with EngineConfig::slo_reject, the request's predicted time to first token is
+// already past the objective; retry_after_s says when the backlog ahead of it should have cleared.
 struct SubmitError : std::runtime_error {
-  enum class Kind { BadRequest, ContextExceeded, QueueFull };
-  SubmitError(Kind k, const std::string& message) : std::runtime_error(message), kind(k) {}
+  enum class Kind { BadRequest, ContextExceeded, QueueFull, SloUnmeetable };
+  SubmitError(Kind k, const std::string& message, double retry_after = 0)
+      : std::runtime_error(message), kind(k), retry_after_s(retry_after) {}
   Kind kind;
+  double retry_after_s = 0;
 };
 
 class Engine {
@@ -178,6 +190,10 @@ class Engine {
   void append_forced(RequestId id, Live& live, SampledToken& done, Events& events);
   TokenEvent event_for(RequestId id, const Live& live) const;
   void publish_stats(double step_seconds, const StepPlan* plan);
+  // The governor's part of a step: refit the step model, the preemption guard, the roofline stats.
+  void account_step(const StepPlan& plan, double target_seconds);
+  // With a TTFT objective: the predicted seconds until a new prompt of n tokens has its first token.
+  double predicted_ttft_s(int64_t n_prompt) const;
   void deliver(Events& events);  // callbacks, outside the lock; finished requests are dropped after
   void abort_all();
   void loop();
@@ -228,6 +244,11 @@ class Engine {
   RequestId next_id_ = 1;
   int64_t queued_ = 0;  // submitted and not finished
   EngineStats stats_;
+  // With a TTFT objective: the prompt tokens ahead of a new request and the rate they go through.
+  int64_t inbox_prompt_tokens_ = 0;
+  int64_t backlog_prompt_tokens_ = 0;
+  double prompt_tokens_per_s_ = 0;  // predicted under the current decodes; 0: not yet known
+  int64_t ttft_rejected_ = 0;
   bool stopping_ = false;
   std::thread thread_;
   std::unique_ptr<TierLoader> tier_loader_;  // last: destroyed first, its callbacks use the members above

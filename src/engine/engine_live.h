@@ -23,6 +23,7 @@ struct Engine::Live {
   EventCallback on_event;
   std::chrono::steady_clock::time_point submitted;
   double queue_seconds = -1;  // set when a step first runs it
+  bool ttft_missed = false;   // counted once as past the TTFT objective while it waited
   int64_t completion = 0;
   std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar
   std::vector<uint64_t> mask;                        // the matcher's mask for this step's sample

@@ -25,6 +25,12 @@ inline constexpr std::array<double, 12> kKvBandwidthBuckets = {1e7, 3e7, 1e8, 3e
                                                                4e9, 8e9, 16e9, 24e9, 32e9, 64e9};
 
 // Counts per bucket (not cumulative) and the sum, for a Prometheus histogram.
+// Upper bounds of the per-step roofline histograms: the fraction of the probed bandwidth or compute
+// peak a stage achieved (a step's bytes / seconds / bandwidth). Above 1: the cost model counted
+// traffic the caches absorbed.
+inline constexpr std::array<double, 12> kRooflineFractionBuckets = {0.05, 0.1, 0.2, 0.3, 0.4, 0.5,
+                                                                    0.6, 0.7, 0.8, 0.9, 1.0, 1.25};
+
 template <size_t N>
 struct BucketCounts {
   std::array<int64_t, N + 1> counts{};
@@ -33,6 +39,43 @@ struct BucketCounts {
     ++counts[size_t(std::lower_bound(bounds.begin(), bounds.end(), v) - bounds.begin())];
     sum += v;
   }
+};
+
+// One step on the roofline chart: its FLOPs and bytes as the cost model counts them, its time.
+struct StepRooflinePoint {
+  double seconds = 0;
+  double flops = 0;
+  double bytes = 0;
+  int64_t tokens = 0;
+  int64_t decode_tokens = 0;  // of tokens, single decode positions (the rest: prefill and drafts)
+  double predicted_s = 0;     // the step model's prediction before the step ran
+};
+
+// The roofline accounting and the latency objectives' guard (slo/), when the engine has a governor.
+struct SloStats {
+  bool enabled = false;
+  double memory_bw = 0, gemm_peak = 0;  // the machine's limits the fractions are of
+  bool measured_machine = false;        // the limits came from `ridge probe` (else a placeholder)
+  using FractionHistogram = BucketCounts<kRooflineFractionBuckets.size()>;
+  std::array<FractionHistogram, 3> stage_bandwidth;  // attention, ffn, head
+  std::array<FractionHistogram, 3> stage_compute;
+  FractionHistogram step_bandwidth, step_compute;
+  FractionHistogram decode_step_bandwidth;        // steps that only decode
+  int64_t decode_steps = 0;
+  double decode_step_bytes = 0, decode_step_seconds = 0;
+  std::array<double, 3> stage_bytes{}, stage_flops{}, stage_seconds{};  // totals since start
+  std::vector<StepRooflinePoint> recent;          // the last steps, oldest first
+  std::array<double, 4> coefficients{};           // the step model's fit (slo/step_model.h)
+  double model_error = 0;                         // mean relative error of its predictions, recent steps
+  // The guard.
+  double step_bound_s = 0, decode_bound_s = 0;
+  int32_t running_cap = 0;                        // 0: no cap beyond max_num_seqs
+  int64_t cascades = 0;
+  int64_t held_tokens = 0;                        // prompt positions deferred to keep a step in bound
+  int64_t held_admissions = 0;
+  int64_t ttft_unmeetable = 0;                    // requests still queued past the TTFT objective
+  int64_t ttft_rejected = 0;                      // refused at submit (slo_reject)
+  double ttft_s = 0;
 };
 
 struct EngineStats {
@@ -97,6 +140,7 @@ struct EngineStats {
   double moe_layer_imbalance = 0;  // the hottest expert's tokens over the mean, worst layer
   // Expert parallelism: tokens the experts of each rank of the group received (empty: not split).
   std::vector<uint64_t> moe_rank_tokens;
+  SloStats slo;
 };
 
 }  // namespace ridge

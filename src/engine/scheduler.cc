@@ -98,6 +98,7 @@ StepPlan Scheduler::schedule() {
   StepPlan plan;
   int64_t budget = config_.max_batched_tokens;
   schedule_running(/*decodes=*/true, plan, budget);
+  plan_decodes_ = plan.n_tokens > 0;
   if (plan.n_tokens > 0 && config_.prefill_tokens_while_decoding > 0)
     budget = std::min(budget, config_.prefill_tokens_while_decoding);
   schedule_running(/*decodes=*/false, plan, budget);
@@ -116,7 +117,8 @@ void Scheduler::schedule_running(bool decodes, StepPlan& plan, int64_t& budget) 
     const int64_t lacking = static_cast<int64_t>(r.tokens.size()) - r.n_computed;
     if (lacking == 0 || (lacking == 1 && !r.prefill_only) != decodes) continue;
     if (decodes && schedule_draft(id, plan, budget)) continue;
-    const int64_t n = std::min(lacking, budget);
+    int64_t n = std::min(lacking, budget);
+    if (!decodes && (n = fit_in_step(plan, r.n_computed, n)) == 0) continue;
     allocate_or_preempt(id, n, plan, budget);
   }
   if (decodes)
@@ -152,7 +154,7 @@ bool Scheduler::schedule_draft(RequestId id, StepPlan& plan, int64_t& budget) {
 
 void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
   for (auto it = waiting_.begin();
-       it != waiting_.end() && budget > 0 && static_cast<int64_t>(running_.size()) < config_.max_num_seqs;) {
+       it != waiting_.end() && budget > 0 && static_cast<int64_t>(running_.size()) < running_cap();) {
     const RequestId id = it->second;
     Request& r = requests_.at(id);
     if (held_back(r)) {
@@ -175,7 +177,14 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
       it = waiting_.erase(it);
       continue;
     }
-    const int64_t n = std::min(static_cast<int64_t>(r.tokens.size()) - r.n_computed, budget);
+    int64_t n = std::min(static_cast<int64_t>(r.tokens.size()) - r.n_computed, budget);
+    const bool room = decode_room_for(r);
+    if (!room) ++slo_held_admissions_;
+    if (!room || (n = fit_in_step(plan, r.n_computed, n)) == 0) {  // wait for the decodes to shrink
+      kv_.free(id);
+      r.n_computed = 0;
+      return;
+    }
     KvManager::Allocation alloc = kv_.allocate_for(id, n);
     if (!alloc.ok) {  // wait for running requests to finish; never preempt to admit
       kv_.free(id);
@@ -188,6 +197,41 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
     running_.push_back(id);
     add_to_plan(id, n, std::move(alloc.copies), plan, budget);
   }
+}
+
+int32_t Scheduler::running_cap() const {
+  int32_t cap = config_.max_num_seqs;
+  if (config_.governor && config_.governor->max_running() > 0) cap = std::min(cap, config_.governor->max_running());
+  return cap;
+}
+
+int64_t Scheduler::fit_in_step(const StepPlan& plan, int64_t first_position, int64_t n) {
+  const StepGovernor* g = config_.governor;
+  if (!g || !plan_decodes_ || n <= 0 || g->step_bound_seconds() <= 0) return n;
+  loads_.clear();
+  for (const ScheduledRequest& s : plan.requests)
+    loads_.push_back({s.first_position, s.n_tokens, s.samples ? 1 + s.n_draft : 0});
+  loads_.push_back({first_position, n, 1});
+  const double bound = g->step_bound_seconds();
+  if (g->predict_seconds(loads_) <= bound) return n;
+  int64_t lo = 0, hi = n;  // the largest fitting count is in [lo, hi)
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    loads_.back().n_new = mid;
+    (g->predict_seconds(loads_) <= bound ? lo : hi) = mid;
+  }
+  slo_held_tokens_ += n - lo;
+  return lo;
+}
+
+bool Scheduler::decode_room_for(const Request& r) const {
+  const StepGovernor* g = config_.governor;
+  if (!g || running_.empty() || g->decode_bound_seconds() <= 0) return true;
+  std::vector<RunLoad> next;  // every running request's next decode, and this one's
+  next.reserve(running_.size() + 1);
+  for (RequestId x : running_) next.push_back({static_cast<int64_t>(requests_.at(x).tokens.size()), 1, 1});
+  next.push_back({static_cast<int64_t>(r.tokens.size()), 1, 1});
+  return g->predict_seconds(next) <= g->decode_bound_seconds();
 }
 
 bool Scheduler::admit_awaiting(RequestId id, int64_t n_tokens, bool from_tier, StepPlan& plan) {
@@ -338,6 +382,8 @@ SchedulerCounters Scheduler::counters() const {
   c.tier_loads = tier_loads_;
   c.tier_load_failures = tier_load_failures_;
   c.tier_tokens_loaded = tier_tokens_loaded_;
+  c.slo_held_tokens = slo_held_tokens_;
+  c.slo_held_admissions = slo_held_admissions_;
   return c;
 }
 

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/step_governor.h"
 #include "engine/step_plan.h"
 #include "kv/kv_manager.h"
 
@@ -34,6 +35,9 @@ struct SchedulerConfig {
   // Tiered KV cache: whether a tier below the pool holds a block (kv/kv_tiers). At admission, the
   // full blocks after the pool's prefix hit that it holds are loaded instead of computed.
   KvManager::TierLookup tier_holds;
+  // Latency objectives (slo/): prefill chunks shrink and admissions wait so that a step that
+  // decodes stays within the governor's bound; null: budgets alone decide. Must outlive the scheduler.
+  const StepGovernor* governor = nullptr;
 };
 
 struct NewRequest {
@@ -82,6 +86,8 @@ struct SchedulerCounters {
   int64_t tier_loads = 0;             // admissions that loaded blocks from a tier below the pool
   int64_t tier_load_failures = 0;
   int64_t tier_tokens_loaded = 0;
+  int64_t slo_held_tokens = 0;      // prompt positions a step left out to keep within the step bound
+  int64_t slo_held_admissions = 0;  // steps in which an admission waited for the decode bound
 };
 
 class Scheduler {
@@ -163,6 +169,11 @@ class Scheduler {
   void add_to_plan(RequestId id, int64_t n, std::vector<BlockCopy> copies, StepPlan& plan, int64_t& budget,
                    int64_t n_draft = 0);
   bool schedule_draft(RequestId id, StepPlan& plan, int64_t& budget);
+  // The governor's bounds: how many of n positions from first_position fit in this step (n when
+  // nothing decodes or there is no governor), and whether a new request may start decoding.
+  int64_t fit_in_step(const StepPlan& plan, int64_t first_position, int64_t n);
+  bool decode_room_for(const Request& r) const;
+  int32_t running_cap() const;
   void retire(RequestId id);
 
   SchedulerConfig config_;
@@ -178,6 +189,9 @@ class Scheduler {
   int64_t tokens_decoded_ = 0;
   int64_t remote_prefills_ = 0, remote_prefill_failures_ = 0, tokens_received_ = 0;
   int64_t tier_loads_ = 0, tier_load_failures_ = 0, tier_tokens_loaded_ = 0;
+  int64_t slo_held_tokens_ = 0, slo_held_admissions_ = 0;
+  bool plan_decodes_ = false;       // the step being planned runs a decode
+  std::vector<RunLoad> loads_;      // scratch: the step being planned, as the governor sees it
   std::unordered_map<RequestId, SeqId> quarantined_;
   SeqId next_quarantine_ = -1;  // quarantine ids are negative: no request has one
 };

@@ -44,7 +44,8 @@ void add_ffn_linears(const ModelSpec& s, std::vector<Linear>& out) {
   out.push_back({"expert_down", s.n_embd, s.n_ff_expert, moe_layers, s.n_expert, s.n_expert_used});
 }
 
-// Query-key dot products plus value sums per query token and cached position, all heads.
+}  // namespace
+
 double attention_flops_per_position(const ModelSpec& s) {
   if (s.is_mla()) {
     // Absorbed MLA: scores over latent + RoPE key, values summed in the latent space.
@@ -52,6 +53,8 @@ double attention_flops_per_position(const ModelSpec& s) {
   }
   return 4.0 * double(s.n_head) * double(s.head_dim);
 }
+
+namespace {
 
 OpCost linear_cost(const Linear& lin, const Precision& p, const StepShape& shape, const ModelSpec& spec) {
   const double tokens = double(shape.tokens());

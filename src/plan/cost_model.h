@@ -95,6 +95,9 @@ struct StepCost {
 
 StepCost step_cost(const ModelSpec& spec, const Precision& precision, const StepShape& shape);
 
+// Query-key dot products plus value sums per query token and cached position, all heads, one layer.
+double attention_flops_per_position(const ModelSpec& spec);
+
 // Routed experts a step of `tokens` tokens touches on average: E (1 - (1 - k/E)^tokens).
 double experts_touched(const ModelSpec& spec, int64_t tokens);
 

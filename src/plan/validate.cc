@@ -26,8 +26,14 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-// The formats the engine runs this model in: its stored layer and head types, f32 activations
-// (int8 inside the 4/8-bit matmuls) and an f16 KV cache (kv/kv_cache.h).
+std::vector<int32_t> probe_tokens(int64_t n, int64_t n_vocab, int64_t seed) {
+  std::vector<int32_t> out(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = int32_t((seed + i * 7919) % n_vocab);
+  return out;
+}
+
+}  // namespace
+
 Precision engine_precision(const Model& model) {
   double bytes = 0, elements = 0;
   DType top = DType::F32;
@@ -48,14 +54,6 @@ Precision engine_precision(const Model& model) {
   p.activations = number_format("f32");
   return p;
 }
-
-std::vector<int32_t> probe_tokens(int64_t n, int64_t n_vocab, int64_t seed) {
-  std::vector<int32_t> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[size_t(i)] = int32_t((seed + i * 7919) % n_vocab);
-  return out;
-}
-
-}  // namespace
 
 Overheads fit_overheads(const Measured& prefill, int64_t prompt, const Measured& decode) {
   // measured = predicted + per_step + per_token x tokens, for the prefill (prompt tokens) and a decode step (1).

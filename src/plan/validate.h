@@ -14,6 +14,7 @@
 #include "plan/serving.h"
 
 namespace ridge {
+struct Model;
 struct ShardRequest;
 namespace dist {
 struct Parallel;
@@ -44,6 +45,10 @@ struct ValidateResult {
 
 // Loads `model_path` (GGUF or safetensors directory), runs it and compares with `cpu`'s roofline.
 ValidateResult validate_on_this_machine(const std::string& model_path, const HardwareSpec& cpu, const ValidateOptions& options);
+
+// The formats the engine runs this model in: its stored layer and head types, f32 activations
+// (int8 inside the 4/8-bit matmuls) and an f16 KV cache (kv/kv_cache.h).
+Precision engine_precision(const Model& model);
 
 // Per-step and per-token overheads that close both gaps (each clamped at zero).
 Overheads fit_overheads(const Measured& prefill, int64_t prompt, const Measured& decode);

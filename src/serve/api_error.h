@@ -19,6 +19,7 @@ struct ApiError : std::runtime_error {
   std::string type;
   std::string param;  // the request field at fault; empty: none
   std::string code;   // "context_length_exceeded", "model_not_found", ...; empty: none
+  int retry_after_s = 0;  // > 0: sent as Retry-After
 };
 
 // 400 naming the field at fault.

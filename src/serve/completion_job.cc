@@ -1,6 +1,7 @@
 #include "serve/completion_job.h"
 
 #include <algorithm>
+#include <cmath>
 #include <random>
 
 #include <fmt/format.h>
@@ -27,6 +28,12 @@ ApiError submit_error(const SubmitError& e, Endpoint endpoint) {
   switch (e.kind) {
     case SubmitError::Kind::QueueFull:
       return ApiError(429, fmt::format("the server is busy: {}", e.what()), {}, "queue_full", error_type_for_status(429));
+    case SubmitError::Kind::SloUnmeetable: {
+      ApiError error(503, fmt::format("the server is overloaded: {}", e.what()), {}, "slo_unmeetable",
+                     error_type_for_status(503));
+      error.retry_after_s = std::max(1, int(std::ceil(e.retry_after_s)));
+      return error;
+    }
     case SubmitError::Kind::ContextExceeded:
       return ApiError(400, e.what(), prompt_param(endpoint), "context_length_exceeded");
     case SubmitError::Kind::BadRequest: break;
@@ -161,6 +168,8 @@ void CompletionJob::finish_choice(Choice& c, FinishReason reason, Clock::time_po
   f.decode_seconds = c.first_token ? seconds(*c.last_token - *c.first_token) : 0.0;
   f.prompt_tokens = c.prompt_tokens;
   f.generation_tokens = c.completion_tokens;
+  f.ttft_seconds = c.first_token ? seconds(*c.first_token - arrival_) : -1;
+  f.max_itl_seconds = c.max_gap_s;
   metrics_.observe_finished(f);
 }
 
@@ -183,7 +192,9 @@ std::optional<ChoicePart> CompletionJob::apply(const RequestStream::Event& e) {
       metrics_.observe_first_token(seconds(e.at - arrival_));
       metrics_.observe_queue_time(ev.queue_seconds);
     } else {
-      metrics_.observe_inter_token(seconds(e.at - *c.last_token));
+      const double gap = seconds(e.at - *c.last_token);
+      metrics_.observe_inter_token(gap);
+      c.max_gap_s = std::max(c.max_gap_s, gap);
     }
     c.last_token = e.at;
     c.completion_tokens = std::max(ev.completion_tokens, c.completion_tokens + 1);

@@ -64,6 +64,7 @@ class CompletionJob {
     int64_t completion_tokens = 0;
     int64_t draft_tokens = 0, accepted_tokens = 0;  // speculative decoding
     std::optional<Clock::time_point> first_token, last_token;
+    double max_gap_s = 0;  // the longest wait between two tokens
     std::unique_ptr<chat::ToolCallStream> tools;  // the output read as content and tool calls
   };
 

@@ -33,6 +33,7 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 void reply_error(httplib::Response& res, const ApiError& error) {
   res.status = error.status;
+  if (error.retry_after_s > 0) res.set_header("Retry-After", std::to_string(error.retry_after_s));
   res.set_content(dump(error_json(error)), kJson);
 }
 
@@ -47,7 +48,7 @@ class Listener : public httplib::Server {
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(CompletionBackend& b, ServerConfig c) : backend(b), config(std::move(c)) {}
+  Impl(CompletionBackend& b, ServerConfig c) : backend(b), config(std::move(c)) { metrics.set_slo(config.slo); }
 
   void install_routes();
   bool authorized(const httplib::Request& req) const;

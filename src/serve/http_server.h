@@ -12,6 +12,7 @@
 #include <utility>
 #include <string>
 
+#include "loadgen/slo.h"
 #include "serve/completion_backend.h"
 
 namespace ridge {
@@ -27,6 +28,7 @@ struct ServerConfig {
   std::chrono::milliseconds poll_interval{50};       // how often a waiting handler checks its connection
   // /metrics names start "<prefix>:" ("vllm": a vLLM dashboard or a KV-aware router reads ridge unchanged).
   std::string metrics_prefix = "ridge";
+  loadgen::Slo slo;  // goodput: finished requests are counted as meeting or missing each objective
 };
 
 class HttpServer {

@@ -65,10 +65,48 @@ void ServeMetrics::observe_finished(const Finished& f) {
   if (f.generation_tokens > 1) tpot_.observe(f.decode_seconds / double(f.generation_tokens - 1));
   prompt_len_.observe(double(f.prompt_tokens));
   generation_len_.observe(double(f.generation_tokens));
+  count_slo(f);
+}
+
+void ServeMetrics::set_slo(const loadgen::Slo& slo) {
+  slo_ = slo;
+  slo_counters_.clear();
+  if (slo.empty()) return;
+  auto add = [&](const std::string& name) {
+    slo_counters_.push_back(
+        {name,
+         &registry_.counter("ridge:requests_slo_met_total", "Finished requests that met each latency objective (all: every one).",
+                            {{"slo", name}}),
+         &registry_.counter("ridge:requests_slo_missed_total", "Finished requests that missed each latency objective.",
+                            {{"slo", name}})});
+  };
+  if (slo.ttft_s) add("ttft");
+  if (slo.tpot_s) add("tpot");
+  if (slo.itl_s) add("itl");
+  if (slo.e2e_s) add("e2e");
+  add("all");
+}
+
+void ServeMetrics::count_slo(const Finished& f) {
+  if (slo_counters_.empty()) return;
+  const bool ok = f.reason != FinishReason::Abort && f.ttft_seconds >= 0;
+  const double tpot = f.generation_tokens > 1 ? f.decode_seconds / double(f.generation_tokens - 1) : 0;
+  bool all = ok;
+  for (const SloCounters& c : slo_counters_) {
+    bool met = ok;
+    if (c.name == "ttft") met = ok && f.ttft_seconds <= *slo_.ttft_s;
+    if (c.name == "tpot") met = ok && tpot <= *slo_.tpot_s;
+    if (c.name == "itl") met = ok && f.max_itl_seconds <= *slo_.itl_s;
+    if (c.name == "e2e") met = ok && f.e2e_seconds <= *slo_.e2e_s;
+    if (c.name == "all") met = all;
+    all = all && met;
+    (met ? c.met : c.missed)->add();
+  }
 }
 
 void ServeMetrics::mirror(const EngineStats& s) {
   auto& r = registry_;
+  mirror_slo(s.slo);
   r.gauge("ridge:num_requests_running", "Requests in the running batch.").set(double(s.running));
   r.gauge("ridge:num_requests_waiting", "Requests queued or preempted.").set(double(s.waiting));
   r.gauge("ridge:kv_cache_usage_perc", "Fraction of KV cache blocks in use (1 = full).")
@@ -237,6 +275,7 @@ nlohmann::json ServeMetrics::json(const EngineStats& s) {
       {"ttft_seconds", latency(recent_ttft_)},
       {"itl_seconds", latency(recent_itl_)},
       {"e2e_seconds", latency(recent_e2e_)},
+      {"slo", slo_json(s.slo)},
   };
 }
 

@@ -11,6 +11,7 @@
 #include "engine/engine_stats.h"
 #include "engine/finish_reason.h"
 #include "serve/metrics.h"
+#include "loadgen/slo.h"
 
 namespace ridge {
 
@@ -31,7 +32,11 @@ class ServeMetrics {
     double decode_seconds = 0;  // first token to last token
     int64_t prompt_tokens = 0;      // for the length histograms
     int64_t generation_tokens = 0;
+    double ttft_seconds = -1;    // -1: no token came
+    double max_itl_seconds = 0;  // the longest gap between two tokens
   };
+  // Goodput: each finished request counts as meeting or missing each objective, and all of them.
+  void set_slo(const loadgen::Slo& slo);
   void observe_finished(const Finished& f);
   // Structured output: the time a request waited for its compiled grammar; ok false when refused.
   void observe_grammar_compile(double seconds, bool ok);
@@ -43,6 +48,9 @@ class ServeMetrics {
 
  private:
   void mirror(const EngineStats& stats);
+  void mirror_slo(const SloStats& slo);  // serve_metrics_slo.cc
+  void count_slo(const Finished& f);
+  nlohmann::json slo_json(const SloStats& slo) const;
 
   MetricsRegistry registry_;
   Histogram& ttft_;
@@ -60,6 +68,13 @@ class ServeMetrics {
   Histogram& grammar_compile_;
   Counter& grammar_rejected_;
   RecentSamples recent_ttft_, recent_itl_, recent_e2e_;
+  loadgen::Slo slo_;
+  struct SloCounters {
+    std::string name;
+    Counter* met = nullptr;
+    Counter* missed = nullptr;
+  };
+  std::vector<SloCounters> slo_counters_;  // ttft, tpot, itl, e2e (those set), then "all"
   std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
 };
 

@@ -5,7 +5,8 @@ namespace {
 
 // Element ids are stable (tests drive the page by them): #prompt, #send, #stop, #output (the
 // conversation; the streamed reply lands in its last .assistant turn), #model, #temperature,
-// #max-tokens, #system, #api-key, #metrics (the live view), #chart.
+// #max-tokens, #system, #api-key, #metrics (the live view), #chart, #roofline (an <svg>, one .step-point per
+// recent engine step), #roofline-caption.
 constexpr std::string_view kPage = R"HTML(<!doctype html>
 <html lang="en">
 <head>
@@ -44,6 +45,11 @@ constexpr std::string_view kPage = R"HTML(<!doctype html>
   canvas { width: 100%; height: 170px; margin-top: 10px; border: 1px solid var(--line); border-radius: 6px; }
   .legend { font-size: 12px; color: var(--muted); }
   .legend b { display: inline-block; width: 10px; height: 3px; vertical-align: middle; margin: 0 4px 0 10px; }
+  #roofline { display: block; width: 100%; height: auto; margin-top: 10px; border: 1px solid var(--line); border-radius: 6px; }
+  #roofline text { font: 10px system-ui, sans-serif; fill: var(--muted); }
+  #roofline .grid { stroke: #eef0f4; }
+  #roofline .roof { fill: none; stroke: var(--ink); stroke-width: 1.5; }
+  #roofline .roof-label { fill: var(--ink); }
   @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
 </style>
 </head>
@@ -80,6 +86,11 @@ constexpr std::string_view kPage = R"HTML(<!doctype html>
     </div>
     <canvas id="chart" width="560" height="170"></canvas>
     <div class="legend"><b style="background:#2f6fdf"></b>sequences per step <b style="background:#e67e22"></b>tokens/s (last 2 min)</div>
+    <div id="roofline-box">
+      <svg id="roofline" viewBox="0 0 440 230" role="img" aria-label="roofline of the recent engine steps"></svg>
+      <div class="legend">step: <b style="width:36px;height:6px;background:linear-gradient(90deg,#2f6fdf,#e67e22)"></b>pure decode → pure prefill <b style="background:#1d2330"></b>memory / compute roof</div>
+    </div>
+    <div class="legend" id="roofline-caption"></div>
   </section>
 </main>
 <script>
@@ -240,6 +251,59 @@ function drawChart() {
   line(history.tps, "#e67e22", "tok/s");
 }
 
+// ---- roofline: the recent engine steps under this machine's two ceilings ----------------------------
+const PREFIXES = ["", "k", "M", "G", "T", "P", "E"];
+function eng(v, unit) {  // 1.5e10, "B/s" -> "15 GB/s"
+  let i = 0;
+  for (; v >= 999.5 && i < PREFIXES.length - 1; i++) v /= 1000;
+  return (+v.toPrecision(3) + " " + PREFIXES[i] + unit).trim();
+}
+function shareColor(f) {  // prefill share: 0 blue (pure decode) .. 1 orange (pure prefill)
+  const mix = (a, b) => Math.round(a + (b - a) * f);
+  return "rgb(" + mix(47, 230) + "," + mix(111, 126) + "," + mix(223, 34) + ")";
+}
+
+function drawRoofline(slo) {
+  const bw = slo && slo.memory_bw, peak = slo && slo.compute_peak;
+  $("roofline-box").hidden = !(bw > 0 && peak > 0);
+  if (!(bw > 0 && peak > 0)) { $("roofline-caption").textContent = "roofline: the engine has no step model"; return; }
+  const lg = Math.log10, ridge = peak / bw;
+  const pts = slo.steps.filter((p) => p.s > 0 && p.flops > 0 && p.bytes > 0).map((p) => ({ x: p.flops / p.bytes, y: p.flops / p.s, p }));
+  const xs = pts.map((q) => lg(q.x)), ys = pts.map((q) => lg(q.y));
+  const xlo = Math.floor(Math.min(lg(ridge / 30), ...xs)), xhi = Math.ceil(Math.max(lg(ridge * 8), ...xs) + 0.05);
+  const ylo = Math.floor(Math.min(lg(bw) + xlo, ...ys)), yhi = Math.ceil(Math.max(lg(peak), ...ys) + 0.1);
+  const W = 440, H = 230, L = 66, R = 8, T = 8, B = 32;
+  const X = (v) => (L + (W - L - R) * (lg(v) - xlo) / (xhi - xlo)).toFixed(1);
+  const Y = (v) => (H - B - (H - T - B) * (lg(v) - ylo) / (yhi - ylo)).toFixed(1);
+  let svg = "";
+  for (let e = xlo, every = Math.ceil((xhi - xlo) / 7); e <= xhi; e++) {
+    svg += `<line class="grid" x1="${X(10 ** e)}" x2="${X(10 ** e)}" y1="${T}" y2="${H - B}"/>`;
+    if ((e - xlo) % every === 0) svg += `<text x="${X(10 ** e)}" y="${H - B + 12}" text-anchor="middle">${eng(10 ** e, "")}</text>`;
+  }
+  for (let e = ylo, every = Math.ceil((yhi - ylo) / 6); e <= yhi; e++) {
+    svg += `<line class="grid" x1="${L}" x2="${W - R}" y1="${Y(10 ** e)}" y2="${Y(10 ** e)}"/>`;
+    if ((e - ylo) % every === 0) svg += `<text x="${L - 4}" y="${Y(10 ** e)}" dy="3" text-anchor="end">${eng(10 ** e, "FLOP/s")}</text>`;
+  }
+  svg += `<text x="${(L + W - R) / 2}" y="${H - 4}" text-anchor="middle">arithmetic intensity (FLOP/byte)</text>`;
+  const x0 = 10 ** xlo, slope = Math.atan2(Y(bw * x0) - Y(peak), X(ridge) - X(x0)) * 180 / Math.PI;
+  svg += `<path class="roof" d="M${X(x0)},${Y(bw * x0)} L${X(ridge)},${Y(peak)} L${X(10 ** xhi)},${Y(peak)}"/>` +
+         `<text class="roof-label" x="${W - R - 4}" y="${Y(peak)}" dy="-4" text-anchor="end">compute ${eng(peak, "FLOP/s")}</text>` +
+         `<text class="roof-label" transform="translate(${X(x0 * 1.6)},${Y(bw * x0 * 1.6)}) rotate(${-slope})" dy="-4">memory ${eng(bw, "B/s")}</text>` +
+         `<text x="${X(ridge)}" y="${Y(peak)}" dx="4" dy="12">ridge ${eng(ridge, "FLOP/byte")}</text>`;
+  for (const { x, y, p } of pts) {
+    const prefill = p.tokens > 0 ? 1 - p.decode / p.tokens : 0;
+    svg += `<circle class="step-point" cx="${X(x)}" cy="${Y(y)}" r="3" fill="${shareColor(prefill)}" fill-opacity="0.75">` +
+           `<title>${p.tokens - p.decode} prefill + ${p.decode} decode tokens · ${ms(p.s)} (model ${ms(p.predicted_s)}) · ${eng(y, "FLOP/s")}</title></circle>`;
+  }
+  $("roofline").innerHTML = svg;
+  const parts = ["decode at " + (100 * slo.decode_bandwidth_fraction).toFixed(1) + "% of memory bandwidth",
+                 "step model error " + (100 * slo.model_error).toFixed(1) + "%"];
+  const all = slo.goodput && slo.goodput.all;
+  if (all) parts.push("goodput " + (all.met + all.missed ? (100 * all.met / (all.met + all.missed)).toFixed(1) + "% (" + all.met + " / " + (all.met + all.missed) + ")" : "–"));
+  if (!slo.measured_machine) parts.push("roofs are placeholders (run ridge probe)");
+  $("roofline-caption").textContent = parts.join(" · ");
+}
+
 async function pollMetrics() {
   try {
     const r = await fetch("/metrics/json");
@@ -260,6 +324,7 @@ async function pollMetrics() {
     push(history.seqs, m.batch_seqs);
     push(history.tps, tps);
     drawChart();
+    drawRoofline(m.slo);
   } catch (e) {
     $("m-throughput").textContent = "server unreachable";
   }

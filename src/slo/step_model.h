@@ -1,0 +1,63 @@
+#pragma once
+// The time of an engine step, predicted from the planner's cost model and fitted online to the
+// steps this engine measured. A step's roofline parts (all bytes at the probed bandwidth, GEMM
+// FLOPs at the weights' peak, attention FLOPs at the activations' peak) are the features:
+//   seconds = c0 + c1 memory_s + c2 gemm_compute_s + c3 attention_compute_s
+// c0 is the fixed cost of a step, c1..c3 how far each part runs from its roof (1/efficiency). The
+// fit is least squares on relative error over a window of recent steps, pulled towards a prior (the
+// calibration of `ridge plan --validate`, else one per part) and kept non-negative, so a few
+// steps of one shape cannot teach it nonsense about others.
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <span>
+
+#include "plan/ragged_cost.h"
+#include "plan/roofline.h"
+
+namespace ridge::slo {
+
+using Coefficients = std::array<double, 4>;  // c0 (seconds), c1, c2, c3
+
+class StepModel {
+ public:
+  StepModel(plan::RaggedCostModel cost, const plan::Overheads& calibration = {}, size_t window = 512);
+
+  plan::RaggedStepCost cost(std::span<const plan::RunShape> runs) const { return cost_.cost(runs); }
+  double predict(std::span<const plan::RunShape> runs) const { return predict(cost(runs)); }
+  double predict(const plan::RaggedStepCost& c) const;
+  // The predicted seconds of one stage of a step (its share of c0 by its part of the rest).
+  std::array<double, 3> stage_seconds(const plan::RaggedStepCost& c, double measured_s) const;
+  void observe(const plan::RaggedStepCost& c, double seconds);
+  void forget();  // back to the prior (after a warm-up whose first steps paid for page faults)
+
+  const Coefficients& coefficients() const { return coef_; }
+  const Coefficients& prior() const { return prior_; }
+  int64_t observations() const { return observed_; }
+  // Mean |predicted - measured| / measured over the window, predicted before each step was seen.
+  double mean_relative_error() const;
+  const plan::HardwareSpec& hardware() const { return cost_.hardware(); }
+  const plan::RaggedCostModel& cost_model() const { return cost_; }
+
+ private:
+  static std::array<double, 4> features(const plan::RaggedStepCost& c);
+  void refit();
+
+  plan::RaggedCostModel cost_;
+  Coefficients prior_{}, coef_{};
+  size_t window_;
+  struct Point {
+    std::array<double, 4> x;
+    double seconds;
+    double error;  // relative, before the point was fitted
+  };
+  std::deque<Point> points_;
+  int64_t observed_ = 0;
+};
+
+// Solves min sum_i ((y_i - x_i.c) / y_i)^2 + lambda sum_j (s_j (c_j - prior_j))^2 with c >= 0,
+// s_j the mean of x_ij / y_i. Exposed for tests.
+Coefficients fit_coefficients(std::span<const std::array<double, 4>> x, std::span<const double> y,
+                              const Coefficients& prior, double lambda);
+
+}  // namespace ridge::slo
