@@ -272,7 +272,7 @@ function drawRoofline(slo) {
   const xs = pts.map((q) => lg(q.x)), ys = pts.map((q) => lg(q.y));
   const xlo = Math.floor(Math.min(lg(ridge / 30), ...xs)), xhi = Math.ceil(Math.max(lg(ridge * 8), ...xs) + 0.05);
   const ylo = Math.floor(Math.min(lg(bw) + xlo, ...ys)), yhi = Math.ceil(Math.max(lg(peak), ...ys) + 0.1);
-  const W = 440, H = 230, L = 66, R = 8, T = 8, B = 32;
+  const W = 440, H = 230, L = 66, R = 14, T = 8, B = 32;
   const X = (v) => (L + (W - L - R) * (lg(v) - xlo) / (xhi - xlo)).toFixed(1);
   const Y = (v) => (H - B - (H - T - B) * (lg(v) - ylo) / (yhi - ylo)).toFixed(1);
   let svg = "";
@@ -288,7 +288,7 @@ function drawRoofline(slo) {
   const x0 = 10 ** xlo, slope = Math.atan2(Y(bw * x0) - Y(peak), X(ridge) - X(x0)) * 180 / Math.PI;
   svg += `<path class="roof" d="M${X(x0)},${Y(bw * x0)} L${X(ridge)},${Y(peak)} L${X(10 ** xhi)},${Y(peak)}"/>` +
          `<text class="roof-label" x="${W - R - 4}" y="${Y(peak)}" dy="-4" text-anchor="end">compute ${eng(peak, "FLOP/s")}</text>` +
-         `<text class="roof-label" transform="translate(${X(x0 * 1.6)},${Y(bw * x0 * 1.6)}) rotate(${-slope})" dy="-4">memory ${eng(bw, "B/s")}</text>` +
+         `<text class="roof-label" transform="translate(${X(x0 * 1.2)},${Y(bw * x0 * 1.2)}) rotate(${-slope})" dy="-4">memory ${eng(bw, "B/s")}</text>` +
          `<text x="${X(ridge)}" y="${Y(peak)}" dx="4" dy="12">ridge ${eng(ridge, "FLOP/byte")}</text>`;
   for (const { x, y, p } of pts) {
     const prefill = p.tokens > 0 ? 1 - p.decode / p.tokens : 0;

@@ -1,8 +1,12 @@
 """The web page of `ridge serve` in headless Chromium: it lists the model, a typed message sent with the
 Send button streams a reply into #output piece by piece (the same greedy text the API gives), the live
-metrics count the request, and a screenshot is taken. Skipped only when no Chromium is installed
-(tools/setup_test_deps.sh installs Debian's `chromium`)."""
+metrics count the request, the roofline chart plots the recent engine steps, and screenshots are taken.
+Skipped only when no Chromium is installed (tools/setup_test_deps.sh installs Debian's `chromium`).
+With RIDGE_SCREENSHOT_DIR set, the roofline test saves its screenshot there."""
 import json
+import os
+import pathlib
+import re
 
 import pytest
 
@@ -89,3 +93,57 @@ def test_chat_page_streams_a_reply(server, chromium, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
     assert int.from_bytes(data[16:20], "big") == 1200 and int.from_bytes(data[20:24], "big") == 800  # IHDR size
     print(f"screenshot: {shot}")
+
+
+def test_roofline_plots_the_engine_steps(server, chromium, tmp_path):
+    # ridge serve sets up a step model by default, so /metrics/json has "slo" without --slo.
+    for prompt in ("The capital of France is", "Once upon a time"):
+        status, body = server.request("POST", "/v1/completions", {"prompt": prompt, "temperature": 0, "max_tokens": 8})
+        assert status == 200, body
+    status, body = server.request("GET", "/metrics/json")
+    assert status == 200
+    slo = json.loads(body)["slo"]
+    assert slo is not None and slo["memory_bw"] > 0 and slo["compute_peak"] > 0 and slo["steps"], slo
+
+    with Browser(chromium, tmp_path / "profile") as page:
+        page.navigate(server.base_url + "/")
+        # The metrics poll has run once the caption is filled in.
+        caption = page.wait_for(text_of("#roofline-caption"), timeout=10)
+        points = page.evaluate("document.querySelectorAll('#roofline .step-point').length")
+        assert points > 0, caption
+        assert points <= 240  # one per recent step (the server keeps 240)
+        assert "decode at " in caption and "% of memory bandwidth" in caption and "step model error " in caption, caption
+        assert page.evaluate("document.querySelector('#roofline-box').hidden") is False
+        ticks = page.evaluate("[...document.querySelectorAll('#roofline text')].map((t) => t.textContent)")
+        assert any(t.endswith("FLOP/s") and t.split()[0].replace(".", "").isdigit() for t in ticks), ticks
+        assert any(t.startswith("compute ") for t in ticks) and any(t.startswith("memory ") for t in ticks), ticks
+        # Coloured by prefill share: pure decode blue (the decode steps), pure prefill orange.
+        fills = page.evaluate("[...document.querySelectorAll('#roofline .step-point')].map((c) => c.getAttribute('fill'))")
+        assert all(re.fullmatch(r"rgb\(\d+,\d+,\d+\)", f) for f in fills), fills
+        assert "rgb(47,111,223)" in fills, fills
+
+        # The page's drawing itself, between two polls: goodput from "all", and no step model at all.
+        shown = page.evaluate("""(() => {
+            drawRoofline({memory_bw: 1e10, compute_peak: 1e12, measured_machine: true, decode_bandwidth_fraction: 0.5,
+                          model_error: 0.25, goodput: {all: {met: 3, missed: 1}},
+                          steps: [{s: 0.01, flops: 1e9, bytes: 1e8, tokens: 4, decode: 4, predicted_s: 0.01},
+                                  {s: 0.02, flops: 1e10, bytes: 1e8, tokens: 64, decode: 0, predicted_s: 0.02}]});
+            const withModel = [document.querySelectorAll('#roofline .step-point').length,
+                               document.querySelector('#roofline-caption').textContent];
+            drawRoofline(null);
+            return [...withModel, document.querySelector('#roofline-box').hidden,
+                    document.querySelector('#roofline-caption').textContent];
+        })()""")
+        assert shown == [2, "decode at 50.0% of memory bandwidth · step model error 25.0% · goodput 75.0% (3 / 4)",
+                         True, "roofline: the engine has no step model"], shown
+
+        # Back to the live chart for the screenshot.
+        page.wait_for(f"{text_of('#roofline-caption')}.startsWith('decode at') && !/goodput 75.0%/.test({text_of('#roofline-caption')})",
+                      timeout=10)
+        page.evaluate("document.querySelector('#roofline-caption').scrollIntoView({block: 'end'})")
+        out_dir = os.environ.get("RIDGE_SCREENSHOT_DIR")
+        if out_dir:
+            pathlib.Path(out_dir).mkdir(parents=True, exist_ok=True)
+            shot = page.screenshot(pathlib.Path(out_dir) / "web_page_roofline.png")
+            assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+            print(f"screenshot: {shot}")
