@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "loadgen/serve_bench.h"
 #include "loadgen/serve_report.h"
+#include "loadgen/server_roofline.h"
 #include "loadgen/sweep_plot.h"
 
 namespace ridge::cli {
@@ -128,6 +129,11 @@ void run_bench_serve(BenchServeArgs& a) {
       write_file(a.plot, sweep_svg(points, fmt::format("{} ({})", target, c.endpoint.model)));
       text += fmt::format("\nplot written to {}\n", a.plot);
     }
+  }
+  if (auto roof = fetch_server_roofline(c.endpoint)) {  // a ridge server: where its steps ran on the roofline
+    out["server_roofline"] = *roof;
+    out["server_roofline"].erase("steps");
+    text += describe_server_roofline(*roof);
   }
   if (!a.json_out.empty()) write_file(a.json_out, out.dump(2) + "\n");
   std::fputs(a.json ? (out.dump(2) + "\n").c_str() : text.c_str(), stdout);

@@ -668,7 +668,9 @@ void Engine::stop() {
 
 EngineStats Engine::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  EngineStats s = stats_;
+  s.slo.ttft_rejected = ttft_rejected_;  // refusals happen between steps
+  return s;
 }
 
 }  // namespace ridge

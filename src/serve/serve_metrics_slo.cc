@@ -84,12 +84,17 @@ nlohmann::json ServeMetrics::slo_json(const SloStats& s) const {
   for (const StepRooflinePoint& p : s.recent)
     points.push_back({{"s", p.seconds}, {"flops", p.flops}, {"bytes", p.bytes}, {"tokens", p.tokens},
                       {"decode", p.decode_tokens}, {"predicted_s", p.predicted_s}});
+  nlohmann::json stages = nlohmann::json::array();
+  for (size_t i = 0; i < 3; ++i)
+    stages.push_back({{"name", plan::stage_name(plan::kStages[i])}, {"bytes", s.stage_bytes[i]}, {"flops", s.stage_flops[i]},
+                      {"seconds", s.stage_seconds[i]}});
   nlohmann::json goodput = nlohmann::json::object();
   for (const SloCounters& c : slo_counters_) goodput[c.name] = {{"met", c.met->value()}, {"missed", c.missed->value()}};
   return {{"memory_bw", s.memory_bw},
           {"compute_peak", s.gemm_peak},
           {"measured_machine", s.measured_machine},
           {"steps", points},
+          {"stages", stages},
           {"decode_bandwidth_fraction", s.memory_bw > 0 ? recent_decode_bandwidth(s) / s.memory_bw : 0.0},
           {"model_error", s.model_error},
           {"step_bound_s", s.step_bound_s},
