@@ -20,7 +20,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "conformance"))
 sys.path.insert(0, str(ROOT / "bench"))
 from serve_fixture import start_server, stop_server  # noqa: E402
-from slo_sweep import model_path  # noqa: E402
+from bench_models import model_path  # noqa: E402
 
 
 def run(args, model, guard, workdir):

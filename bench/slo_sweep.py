@@ -17,7 +17,6 @@ plus the capacity the --slo plan printed (streams at the design context) next to
 """
 import argparse
 import json
-import os
 import pathlib
 import random
 import re
@@ -28,18 +27,12 @@ import tempfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "conformance"))
 from serve_fixture import start_server, stop_server  # noqa: E402
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_models import model_path  # noqa: E402
 
 WORDS = ("time year people way day man thing woman life child world school state family student group country "
          "problem hand part place case week company system program question work government number night point "
          "home water room mother area money story fact month lot right study book eye job word business issue").split()
-
-
-def model_path(name):
-    if os.path.exists(name):
-        return name
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "fetch_model.py"), name], check=True,
-                         capture_output=True, text=True).stdout.strip().splitlines()
-    return out[-1]
 
 
 def write_dataset(path, n, seed, long_share, long_len):

@@ -28,14 +28,8 @@ import zipfile
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "conformance"))
 from serve_fixture import running_server  # noqa: E402
-
-
-def model_path(name):
-    if os.path.exists(name):
-        return name
-    out = subprocess.run([sys.executable, str(ROOT / "tools" / "fetch_model.py"), name], check=True,
-                         capture_output=True, text=True).stdout.strip().splitlines()
-    return out[-1]
+sys.path.insert(0, str(ROOT / "bench"))
+from bench_models import model_path  # noqa: E402
 
 
 def humaneval_prompts(n):

@@ -3,7 +3,6 @@
 // FLOPs and bytes, and requests that can no longer meet the TTFT objective are counted.
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 
 #include "engine/engine_live.h"
 #include "slo/slo_governor.h"
@@ -28,13 +27,7 @@ void Engine::account_step(const StepPlan& plan, double seconds) {
     if (s.n_tokens == 1 && s.samples) ++decode_tokens;
   }
   const plan::RaggedStepCost cost = model.cost(runs);
-  const double predicted = model.predict(cost);
-  model.observe(cost, seconds);
-  static const bool trace = std::getenv("RIDGE_SLO_TRACE") != nullptr;
-  if (trace)
-    std::fprintf(stderr, "slo-trace: runs %zu tokens %lld decodes %lld measured %.2f ms predicted %.2f ms roofline %.2f ms\n",
-                 runs.size(), (long long)cost.tokens, (long long)decode_tokens, seconds * 1e3, predicted * 1e3,
-                 cost.roofline_s() * 1e3);
+  const double predicted = model.observe(cost, seconds);
 
   SloStats& st = own_.slo;
   const plan::HardwareSpec& hw = model.hardware();

@@ -16,12 +16,11 @@ bool SloGovernor::on_step(int64_t preemptions, int64_t running) {
   if (in_window_ >= config_.cascade_preemptions) {
     // Lower the cap a quarter below what runs now (at least one), and start the window afresh so
     // the next cut waits for new evidence.
-    const int64_t base = cap_ > 0 ? std::min<int64_t>(cap_, running) : running;
-    const int32_t next = int32_t(std::max<int64_t>(1, base - std::max<int64_t>(1, base / 4)));
     window_.clear();
     in_window_ = 0;
-    if (cap_ > 0 && next >= cap_ && cap_ == 1) return false;
-    cap_ = next;
+    if (cap_ == 1) return false;  // as low as it goes
+    const int64_t base = cap_ > 0 ? std::min<int64_t>(cap_, running) : running;
+    cap_ = int32_t(std::max<int64_t>(1, base - std::max<int64_t>(1, base / 4)));
     ++cascades_;
     return true;
   }

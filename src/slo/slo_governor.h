@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 
 #include "engine/step_governor.h"
 #include "slo/step_model.h"

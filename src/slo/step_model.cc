@@ -116,14 +116,15 @@ std::array<double, 3> StepModel::stage_seconds(const plan::RaggedStepCost& c, do
   return part;
 }
 
-void StepModel::observe(const plan::RaggedStepCost& c, double seconds) {
-  if (!(seconds > 0) || !std::isfinite(seconds)) return;
+double StepModel::observe(const plan::RaggedStepCost& c, double seconds) {
   const double predicted = predict(c);
+  if (!(seconds > 0) || !std::isfinite(seconds)) return predicted;
   points_.push_back({features(c), seconds, std::abs(predicted - seconds) / seconds});
   if (points_.size() > window_) points_.pop_front();
   ++observed_;
   // A refit reads the whole window: after every step while it is young, then every fourth.
   if (observed_ <= 64 || observed_ % 4 == 0) refit();
+  return predicted;
 }
 
 void StepModel::forget() {

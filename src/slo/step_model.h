@@ -28,7 +28,8 @@ class StepModel {
   double predict(const plan::RaggedStepCost& c) const;
   // The predicted seconds of one stage of a step (its share of c0 by its part of the rest).
   std::array<double, 3> stage_seconds(const plan::RaggedStepCost& c, double measured_s) const;
-  void observe(const plan::RaggedStepCost& c, double seconds);
+  // Learns a measured step; returns what the model predicted for it before.
+  double observe(const plan::RaggedStepCost& c, double seconds);
   void forget();  // back to the prior (after a warm-up whose first steps paid for page faults)
 
   const Coefficients& coefficients() const { return coef_; }
