@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "kernels/ref/activation.h"
 #include "kernels/cpu/attention.h"
+#include "kernels/cpu/swiglu.h"
 #include "kernels/ref/dequant.h"
 #include "kernels/ref/norm.h"
 #include "kernels/ref/rope.h"
@@ -246,7 +247,7 @@ void ModelForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const floa
       if (prologue.kind == cpu::MatmulPrologue::Kind::RmsNorm) {
         ref::rms_norm(x, prologue.norm_weight, n_tokens, cols, prologue.eps, observed_.data());
       } else if (prologue.kind == cpu::MatmulPrologue::Kind::SwiGlu) {
-        ref::swiglu(observed_.data(), prologue.up, n_tokens * cols);
+        cpu::swiglu(observed_.data(), prologue.up, n_tokens * cols);
       } else {
         ref::geglu(observed_.data(), prologue.up, n_tokens * cols);
       }

@@ -121,6 +121,13 @@ class ModelForward final : private LayerPass {
     int64_t scratch_floats;  // a thread's scratch for one tile
     std::function<void(int64_t t, int64_t group, int64_t tile, float* scratch, float* partial)> tile;
     std::function<void(int64_t t, int64_t group, const float* partials, int64_t n_tiles)> merge;
+    // Optional: tokens t .. t + n - 1 of one sequence over one tile at once, token i's partial at
+    // partials + i * stride, each the bits `tile` gives it (kernels/cpu/attention.h). scratch:
+    // block_scratch_floats for up to cpu::kAttentionQueryBlock tokens.
+    std::function<void(int64_t t, int64_t n, int64_t group, int64_t tile, float* scratch, float* partials,
+                       int64_t stride)>
+        tiles = {};
+    int64_t block_scratch_floats = 0;
   };
   void attend(const TiledAttention& attention, int64_t n_tokens);
   // y (for each head h: rows at y + t * y_row + h * y_head) = heads[h] applied to x (rows at
@@ -173,6 +180,7 @@ class ModelForward final : private LayerPass {
   std::vector<float> observed_;  // the observer's copy of a matmul input, prologue applied
   std::vector<float> scores_;    // per thread: one attention tile's scratch (TiledAttention::scratch_floats)
   std::vector<float> partials_;  // attention tiles' partial softmax results (kernels/cpu/attention.h)
+  std::vector<int64_t> block_start_;  // prefill attention: each block's first token, then n
   std::vector<int64_t> tile_base_;  // per token: index of its first tile in partials_ (split mode)
   std::vector<int32_t> first_position_;  // per token: the first position its layer's window sees
   std::vector<float> rope_freq_factors_;  // (rope_dim / 2) or empty

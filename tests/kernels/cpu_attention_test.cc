@@ -3,16 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/fp16.h"
 #include "core/fp8.h"
 #include "kernels/cpu/attention.h"
 #include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/exp_nonpositive.h"
 #include "kernels/cpu/isa.h"
 
 namespace ridge::cpu {
@@ -174,9 +177,10 @@ namespace ridge::cpu {
 namespace {
 
 // The wide f16 tile is the scalar one, bit for bit (same roundings, same order of every sum), for
-// whole and partial tiles and any number of a group's heads at once; and a whole group at once
-// gives each head the bits it gets alone.
-TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOne) {
+// whole and partial tiles, any number of a group's heads and blocks of 1..8 consecutive tokens
+// (the causal diagonal and window starts inside the tile); and a token's partial in a block is the
+// one it gets alone.
+TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOneForBlocksOfTokens) {
   if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.5f);
@@ -187,7 +191,8 @@ TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOne) {
     std::vector<BlockId> table(static_cast<size_t>(n_blocks));
     std::iota(table.begin(), table.end(), 0);
     std::shuffle(table.begin(), table.end(), rng);
-    std::vector<float> k(static_cast<size_t>(kv_heads * dim)), v(k.size()), q(static_cast<size_t>(heads * dim));
+    std::vector<float> k(static_cast<size_t>(kv_heads * dim)), v(k.size());
+    std::vector<float> q(static_cast<size_t>(kAttentionQueryBlock * heads * dim));
     for (int j = 0; j < n_kv; ++j) {
       for (auto* buf : {&k, &v})
         for (auto& x : *buf) x = normal(rng);
@@ -195,22 +200,72 @@ TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOne) {
     }
     for (auto& x : q) x = normal(rng);
     const ref::AttentionArgs args{heads, kv_heads, dim, 1.0f / std::sqrt(float(dim))};
-    const int64_t part = attention_partial_floats(args, group);
-    std::vector<float> scores(static_cast<size_t>(group * kAttentionTile)), wide(static_cast<size_t>(part)), scalar(wide.size());
+    const int64_t part = attention_partial_floats(args, group), stride = part + 3;
+    std::vector<float> scratch(size_t(attention_scratch_floats(args, group, kAttentionQueryBlock)));
+    std::vector<float> wide(size_t(kAttentionQueryBlock * stride)), scalar(wide.size()), alone(static_cast<size_t>(part));
     for (int kv_head = 0; kv_head < kv_heads; ++kv_head)
-      for (int32_t position : {0, 15, 40, 255, 256, 300, n_kv - 1})
-        for (int32_t first : {0, std::max(0, position - 20), std::max(0, position - 257)})  // sliding windows
-        for (int64_t tile = first_attention_tile(first); tile < attention_tiles(position); ++tile)
-          for (int n_heads : {1, 2, 3, 5}) {
-            const AttentionQuery query{q.data() + kv_head * group * dim, kv_head * group, n_heads, position, first};
-            const size_t used = size_t(attention_partial_floats(args, n_heads));
-            attention_tile_f16_avx512(args, query, tile, store.layer(0), table, scores.data(), wide.data());
-            attention_tile_reference_order(args, query, tile, store.layer(0), table, scores.data(), scalar.data());
-            ASSERT_EQ(0, std::memcmp(wide.data(), scalar.data(), used * sizeof(float)))
-                << "dim " << dim << " kv head " << kv_head << " position " << position << " first " << first << " tile "
-                << tile << " heads " << n_heads;
-          }
+      for (int32_t last : {0, 15, 40, 255, 256, 262, 300, n_kv - 1})
+        for (int32_t window : {0, 1, 5, 21, 258})
+          for (int n_tokens : {1, 2, 3, 8})
+            for (int n_heads : {1, 2, 3, 5}) {
+              if (last + 1 < n_tokens) continue;
+              std::vector<int32_t> positions, firsts;
+              for (int i = 0; i < n_tokens; ++i) {
+                positions.push_back(last - n_tokens + 1 + i);
+                firsts.push_back(window > 0 ? std::max(0, positions.back() - window + 1) : 0);
+              }
+              // The tiles every token of the block reads.
+              for (int64_t tile = first_attention_tile(firsts.back()); tile < attention_tiles(positions.front());
+                   ++tile) {
+                const AttentionQueries queries{q.data() + kv_head * group * dim, heads * dim, kv_head * group, n_heads,
+                                               positions.data(), firsts.data(), n_tokens};
+                const size_t used = size_t(attention_partial_floats(args, n_heads));
+                std::fill(wide.begin(), wide.end(), 7.0f);
+                std::fill(scalar.begin(), scalar.end(), 7.0f);
+                attention_tile_f16_avx512(args, queries, tile, store.layer(0), table, scratch.data(), wide.data(), stride);
+                attention_tile_f16_scalar(args, queries, tile, store.layer(0), table, scratch.data(), scalar.data(),
+                                          stride);
+                for (int i = 0; i < n_tokens; ++i) {
+                  const std::string at = "dim " + std::to_string(dim) + " kv head " + std::to_string(kv_head) +
+                                         " last " + std::to_string(last) + " window " + std::to_string(window) +
+                                         " tokens " + std::to_string(n_tokens) + " token " + std::to_string(i) +
+                                         " heads " + std::to_string(n_heads) + " tile " + std::to_string(tile);
+                  ASSERT_EQ(0, std::memcmp(wide.data() + i * stride, scalar.data() + i * stride, used * sizeof(float)))
+                      << at;
+                  const AttentionQuery one{queries.q + i * queries.q_stride, kv_head * group, n_heads, positions[size_t(i)],
+                                           firsts[size_t(i)]};
+                  attention_tile(args, one, tile, store.layer(0), table, scratch.data(), alone.data());
+                  ASSERT_EQ(0, std::memcmp(alone.data(), wide.data() + i * stride, used * sizeof(float))) << at;
+                }
+              }
+            }
   }
+}
+
+// The softmax exponential: within 2 ulp of e^x wherever the result is a normal float, 0 below
+// -87.3 and for -inf, exactly 1 at 0; the sixteen-lane version gives the scalar bits.
+TEST(CpuAttention, ExpNonpositiveIsAccurateAndTheVectorOneHasItsBits) {
+  std::vector<float> x;
+  for (float v = 0.0f; v > -90.0f; v -= 0.000731f) x.push_back(v);
+  for (float v : {-0.0f, -87.3f, -87.29999f, -87.30001f, -1e-30f, -0.34657359f, -0.34657360f, -INFINITY, -1e30f})
+    x.push_back(v);
+  for (size_t i = 0; i < x.size(); ++i) {
+    const float got = exp_nonpositive(x[i]);
+    if (!(x[i] > exp_constants::kMin)) {
+      ASSERT_EQ(got, 0.0f) << x[i];
+      continue;
+    }
+    const double want = std::exp(double(x[i]));
+    if (want < 1.2e-38) continue;  // subnormal results: no ulp bound
+    ASSERT_LE(std::fabs(double(got) - want), 2.0 * (std::nextafter(float(want), INFINITY) - float(want))) << x[i];
+  }
+  EXPECT_EQ(exp_nonpositive(0.0f), 1.0f);
+  EXPECT_EQ(exp_nonpositive(-0.0f), 1.0f);
+  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  x.push_back(NAN);
+  std::vector<float> wide(x.size());
+  exp_nonpositive_avx512(x.data(), int64_t(x.size()), wide.data());
+  for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(std::bit_cast<uint32_t>(wide[i]), std::bit_cast<uint32_t>(exp_nonpositive(x[i]))) << x[i];
 }
 
 // Merged tiles equal the reference attention within f16 rounding for long histories, and the
@@ -234,7 +289,7 @@ TEST(CpuAttention, TilesMergeToTheReferenceOverLongHistories) {
   const ref::AttentionArgs args{heads, kv_heads, dim, 1.0f / std::sqrt(float(dim))};
   std::vector<float> scores(static_cast<size_t>(n_kv)), expect(static_cast<size_t>(dim)), alone(expect.size());
   const int group = heads / kv_heads;
-  std::vector<float> tile_scores(static_cast<size_t>(group * kAttentionTile)), together(static_cast<size_t>(group * dim));
+  std::vector<float> tile_scores(static_cast<size_t>(attention_scratch_floats(args, group))), together(static_cast<size_t>(group * dim));
   for (int32_t position : {255, 256, 700, n_kv - 1}) {
     const int64_t n_tiles = attention_tiles(position);
     std::vector<float> partials(static_cast<size_t>(n_tiles * attention_partial_floats(args, group)));

@@ -10,7 +10,7 @@
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/packed_layout.h"
-#include "kernels/ref/activation.h"
+#include "kernels/cpu/swiglu.h"
 #include "kernels/ref/dequant.h"
 #include "kernels/ref/norm.h"
 
@@ -150,7 +150,7 @@ TEST(CpuMatmul, FusedProloguesMatchTheSeparateOps) {
         ref::rms_norm(x.data(), norm.data(), n, cols, 1e-5f, separate_in.data());
       } else {
         prologue = {MatmulPrologue::Kind::SwiGlu, nullptr, 0.0f, up.data()};
-        ref::swiglu(separate_in.data(), up.data(), n * cols);
+        swiglu(separate_in.data(), up.data(), n * cols);
       }
       const MatmulJob a{matrix, fused.data()}, b{matrix, separate.data()};
       matmul(std::span(&a, 1), x.data(), n, pool, scratch, active_isa(), prologue);

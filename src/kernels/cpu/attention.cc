@@ -4,9 +4,11 @@
 #include <cmath>
 #include <vector>
 
+#include "core/error.h"
 #include "core/fp16.h"
 #include "core/fp8.h"
 #include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/exp_nonpositive.h"
 #include "kernels/cpu/kv_decode_tables.h"
 #include "kernels/cpu/isa.h"
 
@@ -95,27 +97,96 @@ void tile_reference(const ref::AttentionArgs& args, const AttentionQuery& query,
   }
 }
 
+// The f16 arithmetic of attention.h, one (token, head) row at a time.
+void tile_f16_scalar(const ref::AttentionArgs& args, const AttentionQueries& queries, int64_t tile,
+                     const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* partials,
+                     int64_t partial_stride) {
+  constexpr int64_t kMaxHeadDim = 512;
+  const int64_t dim = args.head_dim, group = args.n_heads / args.n_kv_heads;
+  const int64_t kv_head = queries.first_head / group, bs = kv.block_size, tile_begin = tile * kAttentionTile;
+  const int64_t head_offset = kv_head * (kv.row_bytes / kv.n_kv_heads);
+  const float* f16 = table16<f16_to_f32>();
+  for (int64_t i = 0; i < queries.n_tokens; ++i) {
+    const TileRange range = tile_range(queries, i, tile);
+    for (int64_t h = 0; h < queries.n_heads; ++h) {
+      float q[kMaxHeadDim];
+      const float* q_head = queries.q + i * queries.q_stride + h * dim;
+      for (int64_t d = 0; d < dim; ++d) q[d] = round_to_f16(q_head[d]);
+      float max_score = -INFINITY;
+      for (int64_t j = range.lo; j < range.hi; ++j) {
+        const int64_t pos = tile_begin + j;
+        const auto* key = reinterpret_cast<const uint16_t*>(kv.key_head(table[size_t(pos / bs)], kv_head)) + pos % bs;
+        float acc = 0.0f;
+        for (int64_t d = 0; d < dim; ++d) acc += q[d] * f16[key[d * bs]];
+        scores[j] = acc * args.scale;
+        max_score = std::max(max_score, scores[j]);
+      }
+      max_score = max_score + 0.0f;
+      float lanes[16] = {};
+      for (int64_t j = range.lo; j < range.hi; ++j) {
+        const float p = exp_nonpositive(scores[j] - max_score);
+        lanes[j % 16] += p;
+        scores[j] = round_to_f16(p);
+      }
+      float* part = partials + i * partial_stride + h * (dim + 2);
+      part[0] = max_score;
+      part[1] = sum_lanes16(lanes);
+      float* out = part + 2;
+      std::fill(out, out + dim, 0.0f);
+      for (int64_t j = range.lo; j < range.hi; ++j) {
+        const int64_t pos = tile_begin + j;
+        const auto* v = reinterpret_cast<const uint16_t*>(kv.value_row(table[size_t(pos / bs)], pos % bs) + head_offset);
+        for (int64_t d = 0; d < dim; ++d) out[d] += scores[j] * f16[v[d]];
+      }
+    }
+  }
+}
+
+bool wide_f16(const ref::AttentionArgs& args, const KvLayerView& kv) {
+  static const bool wide = active_isa() == Isa::Avx512Vnni;
+  return kv.dtype == KvDtype::F16 && wide && attention_tile_f16_avx512_fits(args, kv);
+}
+
 }  // namespace
 
 void store_f16(const float* x, int64_t n, uint16_t* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = f32_to_f16(x[i]);
 }
 
-void attention_tile_reference_order(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile,
-                                    const KvLayerView& kv, std::span<const BlockId> table, float* scores, float* partial) {
-  tile_reference<KvDtype::F16>(args, query, tile, kv, table, scores, partial);
+void attention_tile_f16_scalar(const ref::AttentionArgs& args, const AttentionQueries& queries, int64_t tile,
+                               const KvLayerView& kv, std::span<const BlockId> table, float* scratch, float* partials,
+                               int64_t partial_stride) {
+  tile_f16_scalar(args, queries, tile, kv, table, scratch, partials, partial_stride);
+}
+
+void attention_tile_queries(const ref::AttentionArgs& args, const AttentionQueries& queries, int64_t tile,
+                            const KvLayerView& kv, std::span<const BlockId> table, float* scratch, float* partials,
+                            int64_t partial_stride) {
+  if (queries.n_tokens < 1 || queries.n_tokens > kAttentionQueryBlock)
+    fail("attention: {} tokens in one call (1..{})", queries.n_tokens, kAttentionQueryBlock);
+  if (wide_f16(args, kv))
+    return attention_tile_f16_avx512(args, queries, tile, kv, table, scratch, partials, partial_stride);
+  if (kv.dtype == KvDtype::F16)
+    return tile_f16_scalar(args, queries, tile, kv, table, scratch, partials, partial_stride);
+  for (int64_t i = 0; i < queries.n_tokens; ++i)
+    attention_tile(args,
+                   {queries.q + i * queries.q_stride, queries.first_head, queries.n_heads, queries.positions[i],
+                    queries.first_positions[i]},
+                   tile, kv, table, scratch, partials + i * partial_stride);
 }
 
 void attention_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile, const KvLayerView& kv,
-                    std::span<const BlockId> table, float* scores, float* partial) {
-  static const bool wide = active_isa() == Isa::Avx512Vnni;
-  if (kv.dtype == KvDtype::F16 && wide && attention_tile_f16_avx512_fits(args, kv))
-    return attention_tile_f16_avx512(args, query, tile, kv, table, scores, partial);
+                    std::span<const BlockId> table, float* scratch, float* partial) {
+  if (kv.dtype == KvDtype::F16) {
+    const AttentionQueries one{query.q, 0, query.first_head, query.n_heads, &query.position, &query.first_position, 1};
+    if (wide_f16(args, kv)) return attention_tile_f16_avx512(args, one, tile, kv, table, scratch, partial, 0);
+    return tile_f16_scalar(args, one, tile, kv, table, scratch, partial, 0);
+  }
   switch (kv.dtype) {
-    case KvDtype::F16: return tile_reference<KvDtype::F16>(args, query, tile, kv, table, scores, partial);
-    case KvDtype::BF16: return tile_reference<KvDtype::BF16>(args, query, tile, kv, table, scores, partial);
-    case KvDtype::FP8_E4M3: return tile_reference<KvDtype::FP8_E4M3>(args, query, tile, kv, table, scores, partial);
-    case KvDtype::INT8: return tile_reference<KvDtype::INT8>(args, query, tile, kv, table, scores, partial);
+    case KvDtype::F16: break;
+    case KvDtype::BF16: return tile_reference<KvDtype::BF16>(args, query, tile, kv, table, scratch, partial);
+    case KvDtype::FP8_E4M3: return tile_reference<KvDtype::FP8_E4M3>(args, query, tile, kv, table, scratch, partial);
+    case KvDtype::INT8: return tile_reference<KvDtype::INT8>(args, query, tile, kv, table, scratch, partial);
   }
 }
 
@@ -143,7 +214,7 @@ void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const fl
   const int64_t first_tile = first_attention_tile(first_position);
   const int64_t n_tiles = attention_tiles(position) - first_tile;
   thread_local std::vector<float> scores, partials;
-  scores.resize(size_t(kAttentionTile));
+  scores.resize(size_t(attention_scratch_floats(args, 1)));
   partials.resize(size_t(n_tiles * attention_partial_floats(args, 1)));
   const AttentionQuery query{q_head, head, 1, position, first_position};
   for (int64_t c = 0; c < n_tiles; ++c)

@@ -9,9 +9,16 @@
 // boundaries are fixed by position, so the result is bit-identical however the work is split.
 //
 // For an f16 cache, q is rounded to f16 and dotted with K in f32 (one running sum over the head's
-// dimensions), exponentials in f32 with their sum in f64, the probabilities rounded to f16 and
-// accumulated against V in f32: the arithmetic of an f16 attention kernel. Other cache types are
-// decoded to f32 row by row (FP8/INT8 times their per-head scale).
+// dimensions per position; the products of two f16 values are exact, so fusing them changes
+// nothing), the exponentials are exp_nonpositive's (kernels/cpu/exp_nonpositive.h) summed in
+// sixteen lanes by position (lane j mod 16 of the tile) and the lanes in a fixed tree, the
+// probabilities rounded to f16 and accumulated against V in f32, position after position: the
+// arithmetic of an f16 attention kernel, defined so that a vector kernel reproduces the scalar
+// one's bits. Other cache types are decoded to f32 row by row (FP8/INT8 times their per-head scale).
+//
+// Prefill reads each tile once for several consecutive tokens of a sequence
+// (attention_tile_queries): every (token, head) row keeps its own sums, so a token's bits do not
+// depend on which tokens share the call.
 #include <cstdint>
 #include <span>
 
@@ -41,10 +48,34 @@ inline int64_t attention_partial_floats(const ref::AttentionArgs& args, int64_t 
   return n_heads * (args.head_dim + 2);
 }
 
-// Tile `tile` of the query's history -> partial (attention_partial_floats). scores: scratch of
-// n_heads * kAttentionTile floats. table must cover the tile's positions.
+// Scratch floats of one call for n_tokens tokens of n_heads heads each.
+inline int64_t attention_scratch_floats(const ref::AttentionArgs& args, int64_t n_heads, int64_t n_tokens = 1) {
+  return n_heads * n_tokens * (kAttentionTile + args.head_dim);
+}
+
+// Tile `tile` of the query's history -> partial (attention_partial_floats). scratch:
+// attention_scratch_floats(args, query.n_heads). table must cover the tile's positions.
 void attention_tile(const ref::AttentionArgs& args, const AttentionQuery& query, int64_t tile, const KvLayerView& kv,
-                    std::span<const BlockId> table, float* scores, float* partial);
+                    std::span<const BlockId> table, float* scratch, float* partial);
+
+// Consecutive tokens of one sequence, the same heads of each, all of whose histories include the
+// tile being computed: positions increasing, first positions non-decreasing.
+struct AttentionQueries {
+  const float* q;    // token i's heads at q + i * q_stride: (n_heads, head_dim)
+  int64_t q_stride;  // floats
+  int64_t first_head, n_heads;
+  const int32_t* positions;        // n_tokens
+  const int32_t* first_positions;  // n_tokens
+  int64_t n_tokens;
+};
+// Most tokens one attention_tile_queries call takes.
+inline constexpr int64_t kAttentionQueryBlock = 8;
+
+// Tile `tile` for each token -> its partial at partials + i * partial_stride; the bits
+// attention_tile gives each token alone. scratch: attention_scratch_floats(args, n_heads, n_tokens).
+void attention_tile_queries(const ref::AttentionArgs& args, const AttentionQueries& queries, int64_t tile,
+                            const KvLayerView& kv, std::span<const BlockId> table, float* scratch, float* partials,
+                            int64_t partial_stride);
 
 // The n_tiles partials of one query, in tile order -> out (n_heads, head_dim).
 void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles, float* out);

@@ -8,7 +8,7 @@
 #include "kernels/cpu/bf16_gemm.h"
 #include "kernels/cpu/gelu_table.h"
 #include "kernels/cpu/matmul_kernels.h"
-#include "kernels/ref/activation.h"
+#include "kernels/cpu/swiglu.h"
 #include "kernels/ref/dequant.h"
 #include "kernels/ref/norm.h"
 
@@ -48,7 +48,7 @@ void apply_prologue(const MatmulPrologue& p, const float* x, int64_t t, int64_t 
   if (p.kind == MatmulPrologue::Kind::RmsNorm) return ref::rms_norm(x, p.norm_weight, 1, cols, p.eps, out);
   std::copy(x, x + cols, out);
   if (p.kind == MatmulPrologue::Kind::GeGlu) return geglu_table(out, p.up + t * cols, cols);
-  ref::swiglu(out, p.up + t * cols, cols);
+  swiglu(out, p.up + t * cols, cols);
 }
 
 // RIDGE_F32_ACTIVATIONS=1: every weight dequantized a row at a time and dotted with the f32

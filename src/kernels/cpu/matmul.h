@@ -22,7 +22,7 @@ struct MatmulJob {
 
 // Element-wise work fused into the matmul's activation pass: each token's row is transformed in a
 // small buffer and quantized from there, so the transformed matrix is never written out and read
-// back (and the work runs on every thread). The same bits as running ref::rms_norm / ref::swiglu /
+// back (and the work runs on every thread). The same bits as running ref::rms_norm / cpu::swiglu /
 // cpu::geglu_table (llama.cpp's table GELU, within f16 rounding of ref::geglu) first.
 struct MatmulPrologue {
   enum class Kind { None, RmsNorm, SwiGlu, GeGlu } kind = Kind::None;

@@ -105,13 +105,24 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
     return cpu::AttentionQuery{q_.data() + (t * s.n_head + kv_head * group) * dim, kv_head * group, group,
                                positions_[size_t(t)], first_position_[size_t(t)]};
   };
-  attend({s.n_head_kv, cpu::attention_partial_floats(args, group), group * cpu::kAttentionTile,
-          [&](int64_t t, int64_t kv_head, int64_t tile, float* scores, float* partial) {
-            cpu::attention_tile(args, query(t, kv_head), tile, kv, blocks_of(t), scores, partial);
+  attend({s.n_head_kv, cpu::attention_partial_floats(args, group), cpu::attention_scratch_floats(args, group),
+          [&](int64_t t, int64_t kv_head, int64_t tile, float* scratch, float* partial) {
+            cpu::attention_tile(args, query(t, kv_head), tile, kv, blocks_of(t), scratch, partial);
           },
           [&](int64_t t, int64_t kv_head, const float* partials, int64_t n_tiles) {
             cpu::attention_merge(args, group, partials, n_tiles, attn_.data() + (t * s.n_head + kv_head * group) * dim);
-          }},
+          },
+          [&](int64_t t, int64_t count, int64_t kv_head, int64_t tile, float* scratch, float* partials, int64_t stride) {
+            const cpu::AttentionQueries queries{q_.data() + (t * s.n_head + kv_head * group) * dim,
+                                                s.n_head * dim,
+                                                kv_head * group,
+                                                group,
+                                                positions_.data() + t,
+                                                first_position_.data() + t,
+                                                count};
+            cpu::attention_tile_queries(args, queries, tile, kv, blocks_of(t), scratch, partials, stride);
+          },
+          cpu::attention_scratch_floats(args, group, cpu::kAttentionQueryBlock)},
          n);
 
   if (gather_mode() && split_attention()) {

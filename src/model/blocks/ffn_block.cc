@@ -1,7 +1,7 @@
 // The dense FFN block (SwiGLU or GeGLU) and the residual add every block ends with.
 #include "core/error.h"
 #include "kernels/cpu/gelu_table.h"
-#include "kernels/ref/activation.h"
+#include "kernels/cpu/swiglu.h"
 #include "kernels/ref/norm.h"
 #include "model/forward.h"
 
@@ -37,7 +37,7 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
 
 void ModelForward::activate(float* gate, const float* up, int64_t n) const {
   if (spec_.ffn_activation == FfnActivation::GeGlu) return cpu::geglu_table(gate, up, n);
-  ref::swiglu(gate, up, n);
+  cpu::swiglu(gate, up, n);
 }
 
 void ModelForward::add_residual(float* out, const WeightRef& post_norm, int64_t n, bool partial) {

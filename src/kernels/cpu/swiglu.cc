@@ -1,0 +1,27 @@
+#include "kernels/cpu/swiglu.h"
+
+#include <cmath>
+
+#include "kernels/cpu/exp_nonpositive.h"
+#include "kernels/cpu/isa.h"
+
+namespace ridge::cpu {
+
+void swiglu_avx512(float* gate, const float* up, int64_t n);  // swiglu_avx512vnni.cc
+
+void swiglu_scalar(float* gate, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    const float e = exp_nonpositive(-std::fabs(g));
+    const float numerator = g >= 0.0f ? g : g * e;
+    gate[i] = numerator / (1.0f + e) * up[i];
+  }
+}
+
+void swiglu(float* gate, const float* up, int64_t n) {
+  static const bool wide = active_isa() == Isa::Avx512Vnni;
+  if (wide) return swiglu_avx512(gate, up, n);
+  swiglu_scalar(gate, up, n);
+}
+
+}  // namespace ridge::cpu
