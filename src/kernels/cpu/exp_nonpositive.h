@@ -14,6 +14,7 @@ namespace ridge::cpu {
 namespace exp_constants {
 inline constexpr float kMin = -87.3f;
 inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kRoundMagic = 12582912.0f;  // 1.5 · 2^23
 inline constexpr float kLn2Hi = 0.693359375f;         // 9 significant bits: n · kLn2Hi is exact
 inline constexpr float kLn2Lo = -2.12194440e-4f;      // ln 2 - kLn2Hi
 inline constexpr float kP0 = 1.9875691500e-4f, kP1 = 1.3981999507e-3f, kP2 = 8.3334519073e-3f;
@@ -23,7 +24,9 @@ inline constexpr float kP3 = 4.1665795894e-2f, kP4 = 1.6666665459e-1f, kP5 = 5.0
 inline float exp_nonpositive(float x) {
   using namespace exp_constants;
   if (!(x > kMin)) return 0.0f;
-  const float n = std::nearbyint(x * kLog2e);
+  // Round to nearest even by adding and subtracting 1.5·2^23 (exact for |x·log2e| < 2^22): no
+  // library call where the baseline ISA has no rounding instruction, the vector roundscale's result.
+  const float n = (x * kLog2e + kRoundMagic) - kRoundMagic;
   float r = x - n * kLn2Hi;
   r = r - n * kLn2Lo;
   float y = kP0 * r + kP1;

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/exp_nonpositive.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/ref/activation.h"
 
 namespace ridge::cpu {
 
@@ -21,7 +22,9 @@ void swiglu_scalar(float* gate, const float* up, int64_t n) {
 void swiglu(float* gate, const float* up, int64_t n) {
   static const bool wide = active_isa() == Isa::Avx512Vnni;
   if (wide) return swiglu_avx512(gate, up, n);
-  swiglu_scalar(gate, up, n);
+  // Without AVX-512 the library's expf is the faster scalar exponential (about 2x swiglu_scalar);
+  // the fused prologue and the unfused FFN both come here, so they still agree.
+  ref::swiglu(gate, up, n);
 }
 
 }  // namespace ridge::cpu

@@ -7,6 +7,7 @@
 
 namespace ridge::cpu {
 
+// The AVX-512 kernel where the CPU has it, else ref::swiglu (std::exp: faster than the scalar form).
 void swiglu(float* gate, const float* up, int64_t n);
 
 // The scalar arithmetic every lane follows: the naive reference of the vector kernel.
