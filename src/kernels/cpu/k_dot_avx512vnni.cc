@@ -27,6 +27,11 @@ struct Wide {
   static F fmadd(F a, F b, F c) { return _mm512_fmadd_ps(a, b, c); }
   static F fnmadd(F a, F b, F c) { return _mm512_fnmadd_ps(a, b, c); }
   static void storef(float* p, F v) { _mm512_storeu_ps(p, v); }
+  // Lane n: column[8 n] (one dword of each of 16 rows of eight dwords).
+  static I gather_column(const uint32_t* column) {
+    return _mm512_i32gather_epi32(_mm512_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104, 112, 120),
+                                  column, 4);
+  }
 };
 }  // namespace ridge::cpu::k_avx512
 

@@ -37,38 +37,45 @@ struct alignas(64) GroupOperands {
   Wide::I first, second;
 };
 
-// The 32 unsigned values of group g (0..7) of one super-block, in order, and its two coefficients.
-void group_values(DType type, const uint8_t* blk, int g, uint8_t* out, int32_t& first, int32_t& second) {
-  if (type == DType::Q6_K) {
+// The 32 unsigned values of group g (0..7) of one super-block, in order, as one 256-bit vector, and
+// its two coefficients. 16-bit shifts are safe here: each byte's wanted bits are masked after them.
+inline __m256i shift_right16(__m256i v, int n) { return _mm256_srl_epi16(v, _mm_cvtsi32_si128(n)); }
+inline __m256i bytes(int v) { return _mm256_set1_epi8(char(v)); }
+template <DType T>
+inline __m256i group_values(const uint8_t* blk, int g, int32_t& first, int32_t& second) {
+  auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
+  if constexpr (T == DType::Q6_K) {
     const int half = g / 4, k = g % 4;
-    const uint8_t* ql = blk + 64 * half + 32 * (k & 1);
-    const uint8_t* qh = blk + 128 + 32 * half;
-    for (int l = 0; l < 32; ++l) out[l] = uint8_t(((ql[l] >> (k & 2 ? 4 : 0)) & 0x0f) | ((qh[l] >> (2 * k)) & 0x03) << 4);
+    const __m256i lo = _mm256_and_si256(shift_right16(load(blk + 64 * half + 32 * (k & 1)), k & 2 ? 4 : 0), bytes(0x0f));
+    const __m256i hi = _mm256_and_si256(shift_right16(load(blk + 128 + 32 * half), 2 * k), bytes(0x03));
     const auto* sc = reinterpret_cast<const int8_t*>(blk + 192 + 8 * half + 2 * k);
     first = sc[0];
     second = sc[1];
-    return;
+    return _mm256_or_si256(lo, _mm256_slli_epi16(hi, 4));
   }
-  const bool five = type == DType::Q5_K;
-  const uint8_t* qs = blk + (five ? 48 : 16) + 32 * (g / 2);
-  for (int l = 0; l < 32; ++l) out[l] = uint8_t(((qs[l] >> (g & 1 ? 4 : 0)) & 0x0f) | (five ? ((blk[16 + l] >> g) & 1) << 4 : 0));
+  constexpr bool five = T == DType::Q5_K;
+  __m256i v = _mm256_and_si256(shift_right16(load(blk + (five ? 48 : 16) + 32 * (g / 2)), g & 1 ? 4 : 0), bytes(0x0f));
+  if constexpr (five) v = _mm256_or_si256(v, _mm256_slli_epi16(_mm256_and_si256(shift_right16(load(blk + 16), g), bytes(0x01)), 4));
   uint8_t sc, m;
   ref::unpack_scale_min_k4(blk + 4, g, sc, m);
   first = sc;
   second = m;
+  return v;
 }
 
-float half_at(const uint8_t* p) {
+inline float half_at(const uint8_t* p) {
   uint16_t h;
   std::memcpy(&h, p, 2);
   return _cvtsh_ss(h);
 }
 
-// The tile of rows [r0, r0 + 16) as operands: (n_groups) groups, (n_super) x 16 scales d and dmin.
+// The tile of rows [r0, r0 + kRows) as operands: (n_groups) groups, (n_super) x kRows scales d and dmin.
+template <DType T>
 void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, float* d, float* dmin) {
-  const int64_t n_super = task.n_blocks / 8, super_bytes = dtype_info(task.type).block_bytes;
-  const bool q6 = task.type == DType::Q6_K;
+  const int64_t n_super = task.n_blocks / 8, super_bytes = dtype_info(T).block_bytes;
+  constexpr bool q6 = T == DType::Q6_K;
   alignas(64) uint32_t values[kRows][8];
+  alignas(64) int32_t first[kRows], second[kRows];
   for (int64_t b = 0; b < n_super; ++b) {
     for (int64_t n = 0; n < kRows; ++n) {
       const uint8_t* blk = task.w + (r0 + n) * task.row_bytes + b * super_bytes;
@@ -77,16 +84,11 @@ void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, flo
     }
     for (int g = 0; g < 8; ++g) {
       GroupOperands& op = groups[b * 8 + g];
-      alignas(64) int32_t first[kRows], second[kRows];
       for (int64_t n = 0; n < kRows; ++n)
-        group_values(task.type, task.w + (r0 + n) * task.row_bytes + b * super_bytes, g,
-                     reinterpret_cast<uint8_t*>(values[n]), first[n], second[n]);
-      // Chunk c, lane n: values 4c..4c+3 of row n (a 16 x 8 dword transpose).
-      for (int c = 0; c < 8; ++c) {
-        alignas(64) uint32_t lanes[kRows];
-        for (int64_t n = 0; n < kRows; ++n) lanes[n] = values[n][c];
-        op.chunk[c] = Wide::load(lanes);
-      }
+        _mm256_store_si256(reinterpret_cast<__m256i*>(values[n]),
+                           group_values<T>(task.w + (r0 + n) * task.row_bytes + b * super_bytes, g, first[n], second[n]));
+      // Chunk c, lane n: values 4c..4c+3 of row n (a kRows x 8 dword transpose, one gather per chunk).
+      for (int c = 0; c < 8; ++c) op.chunk[c] = Wide::gather_column(&values[0][c]);
       op.first = Wide::load(first);
       op.second = Wide::load(second);
     }
@@ -163,7 +165,13 @@ void run(const QuantDotTask& task, int64_t n_tiles) {
     const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
     for (int64_t tile = 0; tile < n_tiles; ++tile) {
       const int64_t r0 = task.row_begin + tile * kRows;
-      build_tile(task, r0, groups.data(), d.data(), dmin.data());
+      if constexpr (Q6) {
+        build_tile<DType::Q6_K>(task, r0, groups.data(), d.data(), dmin.data());
+      } else if (task.type == DType::Q5_K) {
+        build_tile<DType::Q5_K>(task, r0, groups.data(), d.data(), dmin.data());
+      } else {
+        build_tile<DType::Q4_K>(task, r0, groups.data(), d.data(), dmin.data());
+      }
       auto at = [&](int64_t t, auto nt) {
         tokens_tile<Q6, decltype(nt)::value>(groups.data(), d.data(), dmin.data(), n_blocks, task.acts + t * n_blocks,
                                              Q6 ? sums.data() + t * n_blocks * 2 : nullptr,

@@ -28,4 +28,8 @@ struct Wide {
   static F fmadd(F a, F b, F c) { return _mm256_fmadd_ps(a, b, c); }
   static F fnmadd(F a, F b, F c) { return _mm256_fnmadd_ps(a, b, c); }
   static void storef(float* p, F v) { _mm256_storeu_ps(p, v); }
+  // Lane n: column[8 n] (one dword of each of 8 rows of eight dwords).
+  static I gather_column(const uint32_t* column) {
+    return _mm256_i32gather_epi32(reinterpret_cast<const int*>(column), _mm256_setr_epi32(0, 8, 16, 24, 32, 40, 48, 56), 4);
+  }
 };

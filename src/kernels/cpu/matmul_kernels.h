@@ -41,7 +41,7 @@ int64_t k_dot_tiles_avx512(const QuantDotTask& task);
 // on the narrow one; every path gives the same bits.
 inline void quant_dot_narrow_and_wide(const QuantDotTask& task, void (*narrow)(const QuantDotTask&),
                                       int64_t (*wide)(const QuantDotTask&)) {
-  constexpr int64_t kWideMinTokens = 8;
+  constexpr int64_t kWideMinTokens = 4;
   const bool k_quant = task.type == DType::Q4_K || task.type == DType::Q5_K || task.type == DType::Q6_K;
   if (!k_quant || task.n_tokens < kWideMinTokens) return narrow(task);
   QuantDotTask rest = task;
