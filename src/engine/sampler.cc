@@ -61,6 +61,13 @@ SampleResult Sampler::sample(std::span<const float> logits, std::span<const int3
   return result;
 }
 
+int32_t Sampler::draw(std::span<const float> logits, std::span<const int32_t> history) {
+  penalise(logits, history);
+  const int32_t argmax = argmax_token(scratch_);  // also rejects NaN and all-masked logits
+  if (params_.temperature > 0.0f) return draw_token(candidates(), params_.temperature, next_uniform(rng_));
+  return argmax;
+}
+
 SampleResult Sampler::sample_with_distribution(std::span<const float> logits, std::span<const int32_t> history,
                                               std::vector<float>& distribution) {
   penalise(logits, history);

@@ -50,6 +50,9 @@ class Sampler {
   // `logits` has one entry per vocabulary token (-inf masks a token); `history` is the prompt and
   // the tokens generated so far. Error when the logits hold a NaN or mask every token.
   SampleResult sample(std::span<const float> logits, std::span<const int32_t> history);
+  // The token sample() draws (the same draw from the same generator), without its log-probabilities:
+  // a draft model's proposal, where nobody reads them.
+  int32_t draw(std::span<const float> logits, std::span<const int32_t> history);
 
   // Speculative decoding, one draft token at a time: the token this step yields given that a
   // proposer guessed `draft` (a one-hot draft, or with `draft_probability` >= 0 the probability

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "kernels/cpu/exp_sum.h"
 
 namespace ridge {
 namespace {
@@ -51,9 +52,7 @@ int32_t argmax_token(std::span<const float> logits) {
 
 double log_sum_exp(std::span<const float> logits) {
   const float max = *std::max_element(logits.begin(), logits.end());
-  double sum = 0.0;
-  for (float logit : logits) sum += std::exp(double(logit) - max);
-  return max + std::log(sum);
+  return max + std::log(cpu::exp_sum(logits.data(), int64_t(logits.size()), max));
 }
 
 std::vector<TokenLogprob> top_logprobs(std::span<const float> logits, int32_t n, double lse) {

@@ -68,7 +68,7 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
       DraftProposal& p = out[a.r];
       std::vector<float> q;
       const int32_t token = req.want_distributions ? req.sampler->sample_with_distribution(row, a.history, q).token
-                                                   : req.sampler->sample(row, a.history).token;
+                                                   : req.sampler->draw(row, a.history);
       p.tokens.push_back(token);
       if (req.want_distributions) p.q.push_back(std::move(q));
       if (int32_t(p.tokens.size()) >= req.k) continue;

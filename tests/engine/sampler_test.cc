@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <cmath>
 #include <map>
 
@@ -68,6 +70,28 @@ TEST(Sampler, GreedyTakesArgmaxLowestIdOnTies) {
   const std::vector<float> logits = {0.5f, 3.0f, -1.0f, 3.0f};
   for (int i = 0; i < 5; ++i) EXPECT_EQ(sampler.sample(logits, {}).token, 1);
   EXPECT_EQ(argmax_token(std::vector<float>{-kInf, -kInf, 2.0f}), 2);
+}
+
+// draw() is sample() without log-probabilities: the same tokens from the same seed, step by step.
+TEST(Sampler, DrawGivesTheTokensSampleGives) {
+  SamplingParams p;
+  p.temperature = 0.8f;
+  p.top_p = 0.9f;
+  p.seed = 11;
+  Sampler a(p), b(p);
+  std::mt19937 rng(2);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  std::vector<float> logits(300);
+  std::vector<int32_t> history;
+  for (int step = 0; step < 200; ++step) {
+    for (auto& v : logits) v = normal(rng);
+    const int32_t token = a.sample(logits, history).token;
+    ASSERT_EQ(b.draw(logits, history), token) << "step " << step;
+    history.push_back(token);
+  }
+  Sampler greedy(SamplingParams{});
+  EXPECT_EQ(greedy.draw(std::vector<float>{0.5f, 3.0f, -1.0f, 3.0f}, {}), 1);
+  EXPECT_THROW(greedy.draw(std::vector<float>{1.0f, NAN}, {}), Error);
 }
 
 TEST(Sampler, RejectsNanAndFullyMaskedLogits) {
