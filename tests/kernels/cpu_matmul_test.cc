@@ -341,5 +341,70 @@ TEST(PackedLayout, EveryKernelMatchesTheReferenceBitForBit) {
   }
 }
 
+// Q6_K's packed layout (packed_q6k.h): rows round-trip exactly; the VNNI kernel, the scalar
+// reference and matmul give the unpacked K-quant kernels' bits for full and partial tiles, every
+// pass size (1..12 tokens and their balanced splits) and tokens taken out of any batch.
+TEST(PackedLayout, Q6KGivesTheBitsOfTheUnpackedKernels) {
+  const DType type = DType::Q6_K;
+  for (int64_t cols : {256, 512, 1536, 2304}) {
+    const int64_t rows = 37;
+    auto w = random_weights(type, rows, cols, uint32_t(cols + 7));
+    auto packed = w;
+    pack_rows(type, packed.data(), rows, cols);
+    const int64_t row_bytes = dtype_row_bytes(type, cols);
+    std::vector<uint8_t> gguf_row(static_cast<size_t>(row_bytes));
+    std::vector<float> a(static_cast<size_t>(cols)), b(static_cast<size_t>(cols));
+    for (int64_t r = 0; r < rows; ++r) {
+      unpack_row(type, packed.data(), rows, cols, r, gguf_row.data());
+      ASSERT_EQ(0, std::memcmp(gguf_row.data(), w.data() + r * row_bytes, size_t(row_bytes))) << "cols " << cols << " row " << r;
+      ref::dequantize_row(type, w.data() + r * row_bytes, a.data(), cols);
+      dequantize_packed_row(type, packed.data(), rows, cols, r, b.data());
+      ASSERT_EQ(a, b);
+    }
+    const int64_t n_tokens = 41, n_blocks = cols / kActBlock;
+    const auto x = random_input(n_tokens * cols, 11);
+    std::vector<ActBlock> acts(static_cast<size_t>(n_tokens * n_blocks));
+    for (int64_t t = 0; t < n_tokens; ++t) quantize_activations(x.data() + t * cols, cols, acts.data() + t * n_blocks);
+    std::vector<float> expected(size_t(n_tokens * rows));
+    quant_dot_scalar({type, w.data(), row_bytes, n_blocks, 0, rows, acts.data(), n_tokens, expected.data(), rows});
+    const PackedDotTask all{type, packed.data(), rows, n_blocks, 0, rows, acts.data(), n_tokens, nullptr, rows};
+    using Kernel = void (*)(const PackedDotTask&);
+    std::vector<std::pair<const char*, Kernel>> kernels{{"scalar", packed_dot_scalar}};
+    if (isa_supported(Isa::Avx512Vnni)) kernels.push_back({"vnni", packed_dot_avx512vnni});
+    if (isa_supported(Isa::Avx512Vnni) && amx_usable()) kernels.push_back({"amx", packed_dot_amx});
+    for (const auto& [name, kernel] : kernels) {
+      std::vector<float> got(expected.size());
+      PackedDotTask task = all;
+      task.y = got.data();
+      kernel(task);
+      ASSERT_EQ(got, expected) << name << " cols " << cols;
+      for (int64_t n = 1; n <= 25; ++n)
+        for (int64_t t0 : {int64_t(0), int64_t(41) - n}) {
+          std::vector<float> part(size_t(n * rows));
+          PackedDotTask some = all;
+          some.acts += t0 * n_blocks;
+          some.n_tokens = n;
+          some.row_begin = 16;  // the second full tile and the partial one
+          some.y = part.data();
+          kernel(some);
+          for (int64_t t = 0; t < n; ++t)
+            ASSERT_EQ(0, std::memcmp(part.data() + t * rows + 16, expected.data() + (t0 + t) * rows + 16, (rows - 16) * sizeof(float)))
+                << name << " tokens " << t0 << "+" << n;
+        }
+    }
+    ThreadPool pool(2);
+    MatmulScratch scratch;
+    for (Isa isa : supported_isas()) {
+      std::vector<float> fast(expected.size()), plain(expected.size());
+      const MatmulJob fast_job{{type, packed.data(), rows, cols, true}, fast.data()};
+      matmul(std::span(&fast_job, 1), x.data(), n_tokens, pool, scratch, isa);
+      const MatmulJob plain_job{{type, w.data(), rows, cols}, plain.data()};
+      matmul(std::span(&plain_job, 1), x.data(), n_tokens, pool, scratch, isa);
+      ASSERT_EQ(fast, expected) << "packed matmul on " << isa_name(isa);
+      ASSERT_EQ(plain, expected) << "matmul on " << isa_name(isa);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ridge::cpu

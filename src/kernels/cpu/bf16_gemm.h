@@ -23,7 +23,7 @@ namespace ridge::cpu {
 inline constexpr int64_t kBf16StepValues = 32;
 inline constexpr int64_t kBf16StepWords = 16 * kBf16StepValues;
 
-// The weight types the path reads: packed Q4_0, Q4_1, Q8_0 (packed_layout.h), and rows of any block
+// The weight types the path reads: packed Q4_0, Q4_1, Q8_0, Q6_K (packed_layout.h), and rows of any block
 // type the reference dequantizes (K-quants, legacy blocks) and BF16. Not F32 or F16 matrices
 // (routers and heads kept wide on purpose), which keep their f32 kernels. The kernel itself also
 // reads F32 and F16 rows (tests).

@@ -38,10 +38,12 @@ int64_t unit_rows(const MatmulJob& job) { return job.w.packed ? kTileRows : kRow
 using PackedDotFn = void (*)(const PackedDotTask&);
 // AMX pays off once a tile of tokens is nearly full; every choice gives the same bits.
 constexpr int64_t kAmxMinTokens = 16;
-bool uses_amx(Isa isa, int64_t n_tokens) { return isa == Isa::Avx512Vnni && n_tokens >= kAmxMinTokens && amx_usable(); }
-PackedDotFn packed_dot_for(Isa isa, int64_t n_tokens) {
+bool uses_amx(Isa isa, DType type, int64_t n_tokens) {
+  return isa == Isa::Avx512Vnni && type != DType::Q6_K && n_tokens >= kAmxMinTokens && amx_usable();
+}
+PackedDotFn packed_dot_for(Isa isa, DType type, int64_t n_tokens) {
   if (isa != Isa::Avx512Vnni) return packed_dot_scalar;
-  return uses_amx(isa, n_tokens) ? packed_dot_amx : packed_dot_avx512vnni;
+  return uses_amx(isa, type, n_tokens) ? packed_dot_amx : packed_dot_avx512vnni;
 }
 
 void apply_prologue(const MatmulPrologue& p, const float* x, int64_t t, int64_t cols, float* out) {
@@ -108,7 +110,7 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
     if (path == Path::Bf16Tiles) bf16_tile_first[size_t(input)] = 0;
     any_float = any_float || path == Path::Float || path == Path::Dequantized;
     any_bf16 = any_bf16 || path == Path::Bf16;
-    if (path == Path::Packed && uses_amx(isa, inputs[size_t(input)].n_tokens)) tile_first[size_t(input)] = 0;
+    if (path == Path::Packed && uses_amx(isa, job.w.type, inputs[size_t(input)].n_tokens)) tile_first[size_t(input)] = 0;
   }
   // Each input's first token among all inputs' tokens: where its rows sit in the shared buffers.
   auto& first = scratch.input_first;
@@ -209,7 +211,7 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
           if (const int64_t tile = tile_first[size_t(input)]; tile >= 0)  // set only where the AMX kernel runs
             task.tiled = {scratch.tiled_q.data() + tile * n_blocks * kTiledBlockBytes,
                           scratch.tiled_scales.data() + tile * n_blocks * kTiledBlockScales};
-          packed_dot_for(isa, n_tokens)(task);
+          packed_dot_for(isa, job.w.type, n_tokens)(task);
           continue;
         }
         case Path::Quant:

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "kernels/cpu/packed_layout.h"
+#include "kernels/cpu/packed_q6k.h"
 
 namespace ridge::cpu {
 namespace {
@@ -132,6 +133,7 @@ void packed_dot_avx512vnni(const PackedDotTask& task) {
     case DType::Q4_0: return run<DType::Q4_0>(task);
     case DType::Q4_1: return run<DType::Q4_1>(task);
     case DType::Q8_0: return run<DType::Q8_0>(task);
+    case DType::Q6_K: return q6k_packed::dot_avx512vnni(task);
     default: break;
   }
 }

@@ -1,5 +1,5 @@
 #pragma once
-// A kernel-friendly layout for Q4_0, Q4_1 and Q8_0 matrices, made once at load: rows are
+// A kernel-friendly layout for Q4_0, Q4_1 and Q8_0 matrices (and Q6_K: packed_q6k.h), made once at load: rows are
 // interleaved sixteen at a time, block by block, in the layout of a VNNI / AMX "B" operand, so one
 // 512-bit register holds four consecutive values of one block for sixteen rows, a dword-broadcast
 // activation dots all sixteen rows at once, and every lane ends a block with that row's exact
@@ -27,7 +27,7 @@ namespace ridge::cpu {
 
 inline constexpr int64_t kTileRows = 16;
 
-bool packable(DType type);  // Q4_0, Q4_1, Q8_0
+bool packable(DType type);  // Q4_0, Q4_1, Q8_0, Q6_K
 
 // Byte sizes of one block of a packable type: its scale (+ minimum) header, all of it, and one
 // block of a full tile of sixteen rows.
