@@ -53,10 +53,8 @@ void Sampler::fill_logprobs(SampleResult& result) const {
 }
 
 SampleResult Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
-  penalise(logits, history);
   SampleResult result{};
-  result.token = argmax_token(scratch_);  // also rejects NaN and all-masked logits
-  if (params_.temperature > 0.0f) result.token = draw_token(candidates(), params_.temperature, next_uniform(rng_));
+  result.token = draw(logits, history);
   fill_logprobs(result);
   return result;
 }

@@ -17,6 +17,12 @@ struct ActBlock {
 };
 static_assert(sizeof(ActBlock) == 44);
 
+// Σq of each 16-value half of a block (the Q6_K kernels' -32 offset enters through them).
+inline void half_sums(const ActBlock& a, int32_t& lo, int32_t& hi) {
+  lo = hi = 0;
+  for (int l = 0; l < 16; ++l) lo += a.q[l], hi += a.q[16 + l];
+}
+
 // x: (n) f32, n a multiple of 32 -> out: (n / 32) blocks. Every variant gives the same bits.
 void quantize_activations(const float* x, int64_t n, ActBlock* out);  // the active ISA's
 void quantize_activations_scalar(const float* x, int64_t n, ActBlock* out);

@@ -97,12 +97,7 @@ void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, flo
 
 // Σ of each 16-value half of every activation block of a token: Q6_K's -32 offset.
 void half_sums(const ActBlock* acts, int64_t n_blocks, int32_t* out) {
-  for (int64_t b = 0; b < n_blocks; ++b) {
-    int32_t lo = 0, hi = 0;
-    for (int l = 0; l < 16; ++l) lo += acts[b].q[l], hi += acts[b].q[16 + l];
-    out[2 * b] = lo;
-    out[2 * b + 1] = hi;
-  }
+  for (int64_t b = 0; b < n_blocks; ++b) cpu::half_sums(acts[b], out[2 * b], out[2 * b + 1]);
 }
 
 inline Wide::I broadcast_dword(const int8_t* q, int c) {

@@ -103,8 +103,8 @@ void dot_avx512vnni(const PackedDotTask& task) {
   thread_local std::vector<int32_t> offsets;
   offsets.resize(size_t(task.n_tokens * n_blocks * 2));
   for (int64_t tb = 0; tb < task.n_tokens * n_blocks; ++tb) {
-    int32_t lo = 0, hi = 0;
-    for (int l = 0; l < 16; ++l) lo += task.acts[tb].q[l], hi += task.acts[tb].q[16 + l];
+    int32_t lo, hi;
+    half_sums(task.acts[tb], lo, hi);
     offsets[size_t(2 * tb)] = -32 * lo;
     offsets[size_t(2 * tb + 1)] = -32 * hi;
   }
