@@ -88,6 +88,9 @@ class LlamaServer:
         self.proc.wait(timeout=30)
 
 
+ACCEPTANCE = [0, 0]  # draft tokens, kept (ridge's usage.spec_decode), of the requests since the last reset
+
+
 def decode_rate(api_url, prompt, max_tokens, extra):
     """(output tokens after the first, seconds from the first token to the last) of one streamed request."""
     body = {"messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens, "temperature": 0,
@@ -105,6 +108,9 @@ def decode_rate(api_url, prompt, max_tokens, extra):
             chunk = json.loads(line[6:])
             if chunk.get("usage"):
                 tokens = chunk["usage"]["completion_tokens"]
+                spec = chunk["usage"].get("spec_decode") or {}
+                ACCEPTANCE[0] += spec.get("draft_tokens", 0)
+                ACCEPTANCE[1] += spec.get("accepted_tokens", 0)
             if chunk.get("choices") and chunk["choices"][0]["delta"].get("content"):
                 now = time.perf_counter()
                 first = first or now
@@ -126,6 +132,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("-t", "--threads", type=int, default=2)
     ap.add_argument("-k", "--num-speculative-tokens", type=int, default=8)
+    ap.add_argument("--draft-vocab-size", type=int, default=None,
+                    help="ridge's --draft-vocab-size for its draft configurations (default: ridge's own)")
     ap.add_argument("--llama-server", help="llama.cpp's llama-server binary (built for this CPU)")
     ap.add_argument("--configs", default="", help="comma-separated subset of the configuration names")
     ap.add_argument("--json", help="write the figures here")
@@ -135,14 +143,20 @@ def main():
     ctx = 4096
     base = ["--max-num-seqs", "1"]  # threads: the fixture passes -t
     k = ["--num-speculative-tokens", str(a.num_speculative_tokens)]
+    dv = [] if a.draft_vocab_size is None else ["--draft-vocab-size", str(a.draft_vocab_size)]
     ridge_configs = {
         "ridge off": base,
-        "ridge draft": base + ["--draft-model", draft, "--speculative", "draft"] + k,
-        "ridge auto (draft)": base + ["--draft-model", draft, "--speculative", "auto"] + k,
+        "ridge draft": base + ["--draft-model", draft, "--speculative", "draft"] + k + dv,
+        "ridge auto (draft)": base + ["--draft-model", draft, "--speculative", "auto"] + k + dv,
         "ridge ngram": base + ["--speculative", "ngram"] + k,
         "ridge auto (ngram)": base + ["--speculative", "auto"] + k,
     }
     wanted = set(a.configs.split(",")) if a.configs else None
+    # "ridge draft vocab=N": the draft configuration with the draft's head cut to N tokens.
+    for name in sorted(wanted or []):
+        if name.startswith("ridge draft vocab="):
+            ridge_configs[name] = base + ["--draft-model", draft, "--speculative", "draft"] + k + \
+                ["--draft-vocab-size", name.split("=", 1)[1]]
     servers, stack = {}, []
     try:
         for name, args in ridge_configs.items():
@@ -164,6 +178,7 @@ def main():
         for r in range(a.rounds):
             for name, url in servers.items():
                 n_all, s_all = 0, 0.0
+                ACCEPTANCE[:] = [0, 0]
                 for p in prompts:
                     n, s, text = decode_rate(url, p, a.max_tokens, {})
                     n_all, s_all = n_all + n, s_all + s
@@ -171,7 +186,8 @@ def main():
                         outputs[name].append(text)
                 totals[name][0] += n_all
                 totals[name][1] += s_all
-                print(f"round {r + 1} {name:20} {n_all / s_all:7.2f} tok/s ({n_all} tokens)", flush=True)
+                kept = f", kept {ACCEPTANCE[1]}/{ACCEPTANCE[0]} drafts" if ACCEPTANCE[0] else ""
+                print(f"round {r + 1} {name:20} {n_all / s_all:7.2f} tok/s ({n_all} tokens{kept})", flush=True)
         rates = {name: n / s for name, (n, s) in totals.items() if s > 0}
         print(f"\n{a.task} prompts x {len(prompts)}, batch 1, {a.threads} threads, max_tokens {a.max_tokens}, "
               f"k {a.num_speculative_tokens}, {a.rounds} rounds: target {os.path.basename(target)}, draft {os.path.basename(draft)}")

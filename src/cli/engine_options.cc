@@ -32,10 +32,15 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_flag("--priorities", c.priorities, "schedule by request priority (smaller first), then arrival");
   cmd->add_option("--device", o.device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();
   cmd->add_option("--speculative", o.speculative,
-                  "speculative decoding: off, ngram (prompt lookup, always), auto (prompt lookup where the measured "
-                  "step cost and acceptance say it pays)")->capture_default_str();
+                  "speculative decoding: off, ngram (prompt lookup, always), draft (the draft model, always "
+                  "--num-speculative-tokens), auto (the draft model, else prompt lookup, where the measured step cost "
+                  "and acceptance say it pays)")->capture_default_str();
   cmd->add_option("--draft-model,--model-draft", o.draft_model,
                   "draft model for speculative decoding (GGUF file or model name; same vocabulary as the model)");
+  cmd->add_option("--draft-vocab-size", c.draft_vocab_size,
+                  "the draft's head scores only the first N token ids (the frequent ones; 0: the whole vocabulary); "
+                  "output is unchanged, the draft runs faster, acceptance may drop")
+      ->capture_default_str();
   cmd->add_option("--num-speculative-tokens", c.num_speculative_tokens, "draft tokens per request per step, at most")
       ->capture_default_str();
   cmd->add_option("--spec-ngram-min", c.ngram.min_n, "prompt lookup: shortest suffix that counts as a match")->capture_default_str();

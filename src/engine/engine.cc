@@ -98,7 +98,8 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     // As many token slots as the target's pool: every running request can draft.
     draft_ = std::make_unique<spec::DraftModel>(*config_.draft_model,
                                                 PagedForwardConfig{config_.device, config_.n_threads, config_.kv_dtype,
-                                                                   config_.block_size, memory_plan_.n_blocks, config_.n_ctx});
+                                                                   config_.block_size, memory_plan_.n_blocks, config_.n_ctx},
+                                                config_.draft_vocab_size);
   } else if (config_.speculative == SpeculativeMode::kDraft) {
     fail("--speculative draft needs a draft model (--draft-model FILE)");
   }

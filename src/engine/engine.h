@@ -75,6 +75,7 @@ struct EngineConfig {
   int32_t num_speculative_tokens = 5;  // draft tokens per request per step, at most
   spec::NgramOptions ngram;
   const Model* draft_model = nullptr;  // with the target's vocabulary; must outlive the engine
+  int64_t draft_vocab_size = 0;        // the draft's head scores only the first N tokens (0: all; spec/draft_model.h)
   dist::Parallel* parallel = nullptr;  // the model is split across ranks (dist/world.h); this is rank 0
   // Disaggregated decode: long prompts are prefilled by another instance (engine/kv_handoff.h).
   std::shared_ptr<RemotePrefill> remote_prefill;

@@ -209,7 +209,11 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
   const auto& w = model_.weights;
   // Only the rows whose logits are wanted go through the final norm and the vocabulary projection.
   const int64_t n_out = logits_rows(batch);
-  logits.resize(size_t(n_out * s.n_vocab));
+  // A head of fewer rows than the vocabulary on a whole model is a draft's head cut to the first
+  // tokens (spec/draft_model.h): its logits are that wide. On a rank it is the rank's slice.
+  const bool head_prefix = !model_.shard && w.output.rows < s.n_vocab;
+  const int64_t width = head_prefix ? w.output.rows : s.n_vocab;
+  logits.resize(size_t(n_out * width));
   if (n_out == 0) return;
   int64_t out = 0;
   logits_segments_.clear();
@@ -223,7 +227,7 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
     out += rows;
   });
   // A tensor-parallel rank projects onto its slice of the vocabulary; the slices are gathered.
-  const bool sliced = w.output.rows != s.n_vocab;
+  const bool sliced = !head_prefix && w.output.rows != s.n_vocab;
   if (sliced) local_logits_.resize(size_t(n_out * w.output.rows));
   float* y = sliced ? local_logits_.data() : logits.data();
   segments_ = &logits_segments_;

@@ -77,7 +77,8 @@ class ModelForward final : private LayerPass {
   KvLayout kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const;
 
   // One pass over a ragged batch of sequence runs, reading and writing K/V in `store`.
-  // logits becomes (logits_rows(batch), n_vocab), rows in run order. A token's result does not
+  // logits becomes (logits_rows(batch), n_vocab), rows in run order (n_vocab: the head's rows, when a
+  // draft's head holds only the first tokens of the vocabulary). A token's result does not
   // depend on what else is in the batch. Error when a run's blocks do not cover its positions or
   // an id is outside the vocabulary.
   void forward(const TokenBatch& batch, KvStore& store, std::vector<float>& logits);

@@ -3,11 +3,27 @@
 #include <algorithm>
 
 #include "backend/device.h"
+#include "kernels/cpu/packed_layout.h"
 
 namespace ridge::spec {
 
-DraftModel::DraftModel(const Model& model, const PagedForwardConfig& config)
-    : forward_(make_paged_forward(model, config)), kv_(KvConfig{config.n_blocks, config.block_size, false}) {}
+namespace {
+
+Model with_head_rows(const Model& model, int64_t vocab_rows) {
+  Model m = model;
+  WeightRef& head = m.weights.output;
+  if (vocab_rows <= 0 || vocab_rows >= head.rows || m.shard) return m;
+  // Whole tiles, so a packed head stays a prefix of its bytes (kernels/cpu/packed_layout.h).
+  head.rows = std::min(head.rows, (vocab_rows + cpu::kTileRows - 1) / cpu::kTileRows * cpu::kTileRows);
+  return m;
+}
+
+}  // namespace
+
+DraftModel::DraftModel(const Model& model, const PagedForwardConfig& config, int64_t vocab_rows)
+    : model_(with_head_rows(model, vocab_rows)),
+      forward_(make_paged_forward(model_, config)),
+      kv_(KvConfig{config.n_blocks, config.block_size, false}) {}
 
 void DraftModel::release(RequestId id) {
   kv_.free(id);
@@ -42,8 +58,10 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
       release(req.id);
       continue;
     }
-    Active a{i, {req.tokens.begin() + int64_t(common), req.tokens.end()}, int64_t(common),
-             {req.tokens.begin(), req.tokens.end()}};
+    Active a{i, {req.tokens.begin() + int64_t(common), req.tokens.end()}, int64_t(common), {}};
+    // The penalties see the history the head can score (tokens past a cut head have no logit).
+    for (int32_t t : req.tokens)
+      if (t < head_rows()) a.history.push_back(t);
     active.push_back(std::move(a));
   }
   std::vector<int32_t> tokens;
@@ -57,7 +75,7 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
       runs.push_back({int64_t(a.feed.size()), a.first_position, kv_.block_table(req.id), LogitsWanted::Last});
     }
     forward_->forward(TokenBatch{tokens, runs}, logits_);
-    const auto n_vocab = size_t(forward_->spec().n_vocab);
+    const auto n_vocab = size_t(head_rows());
     std::vector<Active> next;
     for (size_t i = 0; i < active.size(); ++i) {
       Active& a = active[i];
@@ -70,7 +88,10 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
       const int32_t token = req.want_distributions ? req.sampler->sample_with_distribution(row, a.history, q).token
                                                    : req.sampler->draw(row, a.history);
       p.tokens.push_back(token);
-      if (req.want_distributions) p.q.push_back(std::move(q));
+      if (req.want_distributions) {
+        q.resize(size_t(forward_->spec().n_vocab), 0.0f);  // no mass past a cut head
+        p.q.push_back(std::move(q));
+      }
       if (int32_t(p.tokens.size()) >= req.k) continue;
       a.first_position += int64_t(a.feed.size());
       a.feed.assign(1, token);

@@ -4,6 +4,13 @@
 // caching). Before a target step the engine asks it for k tokens per request; it first brings its
 // KV up to the request's tokens (what it computed for tokens the target has since rejected is cut
 // off), then decodes k tokens for all requests together, one batched pass per position.
+//
+// The draft's head may be cut to the first `vocab_rows` tokens of the vocabulary (BPE ids run
+// roughly by merge order, so the first ids are the frequent ones): a 152K-token head is a third of
+// a 0.5B draft's bytes. The target still verifies against its whole vocabulary, so greedy output is
+// unchanged, and at temperature > 0 q is the distribution the draft really drew from (zero past
+// the cut), which keeps the rejection sampling exact; only acceptance can drop, where the target
+// picks tokens past the cut.
 #include <memory>
 #include <span>
 #include <unordered_map>
@@ -31,16 +38,19 @@ struct DraftProposal {
 
 class DraftModel {
  public:
-  DraftModel(const Model& model, const PagedForwardConfig& config);
+  // vocab_rows: 0 or >= the vocabulary for the whole head; else rounded up to a tile of rows.
+  DraftModel(const Model& model, const PagedForwardConfig& config, int64_t vocab_rows = 0);
 
   std::vector<DraftProposal> propose(std::span<const DraftRequest> requests);
   void release(RequestId id);  // the request finished or was cancelled
   int64_t n_vocab() const { return forward_->spec().n_vocab; }
+  int64_t head_rows() const { return model_.weights.output.rows; }  // the tokens the draft can propose
 
  private:
   struct Seq {
     std::vector<int32_t> computed;  // the tokens whose K/V the draft holds, in order
   };
+  Model model_;  // the draft's views, its head maybe cut (the bytes stay the caller's)
   std::unique_ptr<PagedForward> forward_;
   KvManager kv_;
   std::unordered_map<RequestId, Seq> seqs_;

@@ -101,6 +101,28 @@ TEST_P(ArchForward, LogitsAreFiniteAndNotFlat) {
   EXPECT_GT(*hi - *lo, 0.5f) << GetParam();
 }
 
+// A draft's head cut to the first tokens of the vocabulary (spec/draft_model.h) gives exactly the
+// first columns of the whole head's logits, whatever the architecture's head (tied or not, softcap).
+TEST_P(ArchForward, AHeadCutToTheFirstTokensGivesTheFirstLogits) {
+  const std::vector<int32_t> ids = {5, 9, 200, 17, 3, 44, 81};
+  std::vector<float> full, cut;
+  {
+    ModelForward forward(*model_, 2);
+    KvCache cache = forward.make_cache(64);
+    forward.forward(ids, cache, true, full);
+  }
+  Model m = *model_;
+  const int64_t V = m.spec.n_vocab, rows = 48;  // whole tiles of a packed head
+  m.weights.output.rows = rows;
+  ModelForward forward(m, 2);
+  KvCache cache = forward.make_cache(64);
+  forward.forward(ids, cache, true, cut);
+  ASSERT_EQ(cut.size(), ids.size() * size_t(rows)) << GetParam();
+  for (size_t t = 0; t < ids.size(); ++t)
+    ASSERT_EQ(0, std::memcmp(cut.data() + t * rows, full.data() + t * V, size_t(rows) * sizeof(float)))
+        << GetParam() << " token " << t;
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryArchitecture, ArchForward,
                          ::testing::ValuesIn(kTestArchitectures),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });

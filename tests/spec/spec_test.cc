@@ -102,6 +102,8 @@ double chi_squared(const std::map<int32_t, int>& observed, const std::map<int32_
 TEST(SpeculativeSampling, VerifiedTokensAreDistributedAsPlainSampling) {
   constexpr int kDraws = 60000;
   const std::vector<float> q = {0.05f, 0.05f, 0.5f, 0.1f, 0.1f, 0.1f, 0.05f, 0.05f};  // a draft model's guess
+  // A draft whose head was cut to the first three tokens (spec/draft_model.h): no mass past them.
+  const std::vector<float> q_cut = {0.2f, 0.3f, 0.5f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
   for (float temperature : {0.3f, 0.7f, 1.0f}) {
     SamplingParams p;
     p.temperature = temperature;
@@ -110,8 +112,9 @@ TEST(SpeculativeSampling, VerifiedTokensAreDistributedAsPlainSampling) {
     p.presence_penalty = 0.4f;  // applied identically to p in both paths
     const auto want = histogram(p, kDraws, 0, {}, /*plain=*/true);
     for (int32_t draft : {0, 2, 5}) {
-      for (bool with_q : {false, true}) {
-        const auto got = histogram(p, kDraws, draft, with_q ? q : std::vector<float>{}, /*plain=*/false);
+      for (const std::vector<float>* draft_q : {static_cast<const std::vector<float>*>(nullptr), &q, &q_cut}) {
+        const bool with_q = draft_q != nullptr;
+        const auto got = histogram(p, kDraws, draft, with_q ? *draft_q : std::vector<float>{}, /*plain=*/false);
         // Two samples of one law: the statistic of both against their pooled frequencies is chi-squared
         // with (tokens - 1) <= 7 degrees of freedom; 18.48 is its 0.01 critical value (p > 0.01 passes).
         std::map<int32_t, int> pooled;
@@ -120,7 +123,8 @@ TEST(SpeculativeSampling, VerifiedTokensAreDistributedAsPlainSampling) {
         std::map<int32_t, int> half;
         for (const auto& [t, n] : pooled) half[t] = n / 2;
         EXPECT_LT(chi_squared(got, half, kDraws) + chi_squared(want, half, kDraws), 18.48)
-            << "temperature " << temperature << " draft " << draft << (with_q ? " with q" : " one-hot");
+            << "temperature " << temperature << " draft " << draft
+            << (!with_q ? " one-hot" : draft_q == &q ? " with q" : " with a cut head's q");
         for (const auto& [t, n] : got) EXPECT_TRUE(want.contains(t)) << "token " << t << " is outside p's support";
       }
     }
