@@ -152,11 +152,13 @@ def main():
         "ridge auto (ngram)": base + ["--speculative", "auto"] + k,
     }
     wanted = set(a.configs.split(",")) if a.configs else None
-    # "ridge draft vocab=N": the draft configuration with the draft's head cut to N tokens.
+    # "ridge draft k=N vocab=V": the draft configuration with N draft tokens and the draft's head cut to V.
     for name in sorted(wanted or []):
-        if name.startswith("ridge draft vocab="):
-            ridge_configs[name] = base + ["--draft-model", draft, "--speculative", "draft"] + k + \
-                ["--draft-vocab-size", name.split("=", 1)[1]]
+        if name.startswith("ridge draft ") and "=" in name:
+            opts = dict(kv.split("=", 1) for kv in name.split()[2:])
+            ridge_configs[name] = base + ["--draft-model", draft, "--speculative", "draft",
+                                          "--num-speculative-tokens", opts.get("k", str(a.num_speculative_tokens))] + \
+                (["--draft-vocab-size", opts["vocab"]] if "vocab" in opts else dv)
     servers, stack = {}, []
     try:
         for name, args in ridge_configs.items():
@@ -175,18 +177,26 @@ def main():
                 servers[name] = s.api_url
         totals = {name: [0, 0.0] for name in servers}
         outputs = {name: [] for name in servers}
+        # Interleaved prompt by prompt (every configuration runs a prompt before the next prompt, in an
+        # order that turns each round): a slow spell of the machine falls on all of them alike.
+        names = list(servers)
         for r in range(a.rounds):
-            for name, url in servers.items():
-                n_all, s_all = 0, 0.0
-                ACCEPTANCE[:] = [0, 0]
-                for p in prompts:
-                    n, s, text = decode_rate(url, p, a.max_tokens, {})
-                    n_all, s_all = n_all + n, s_all + s
+            per = {name: [0, 0.0, 0, 0] for name in names}  # tokens, seconds, drafts, kept
+            for i, p in enumerate(prompts):
+                for name in (names if (r + i) % 2 == 0 else names[::-1]):
+                    ACCEPTANCE[:] = [0, 0]
+                    n, s, text = decode_rate(servers[name], p, a.max_tokens, {})
+                    per[name][0] += n
+                    per[name][1] += s
+                    per[name][2] += ACCEPTANCE[0]
+                    per[name][3] += ACCEPTANCE[1]
                     if r == 0:
                         outputs[name].append(text)
+            for name in names:
+                n_all, s_all, drafts, kept_n = per[name]
                 totals[name][0] += n_all
                 totals[name][1] += s_all
-                kept = f", kept {ACCEPTANCE[1]}/{ACCEPTANCE[0]} drafts" if ACCEPTANCE[0] else ""
+                kept = f", kept {kept_n}/{drafts} drafts" if drafts else ""
                 print(f"round {r + 1} {name:20} {n_all / s_all:7.2f} tok/s ({n_all} tokens{kept})", flush=True)
         rates = {name: n / s for name, (n, s) in totals.items() if s > 0}
         print(f"\n{a.task} prompts x {len(prompts)}, batch 1, {a.threads} threads, max_tokens {a.max_tokens}, "

@@ -299,8 +299,12 @@ void Engine::propose_with_draft_model(const std::vector<RequestId>& ids, int64_t
   if (config_.speculative == SpeculativeMode::kAuto) {
     std::vector<const spec::AcceptanceStats*> stats;
     for (RequestId id : ids) stats.push_back(&live_.at(id)->acceptance);
-    // Before any draft pass was timed, assume one costs a tenth of a target step.
-    const double pass = draft_pass_seconds_ > 0 ? draft_pass_seconds_ : step_cost_.predict(int64_t(ids.size())) / 10;
+    // Before a draft pass was timed, assume one costs the target's decode step scaled by the two
+    // models' weight bytes (both read their weights once per pass).
+    const double pass = draft_->pass_seconds() > 0
+                            ? draft_->pass_seconds()
+                            : step_cost_.predict(int64_t(ids.size())) * double(weight_bytes_of(*config_.draft_model)) /
+                                  double(std::max<int64_t>(weight_bytes(), 1));
     k = spec::choose_uniform_draft_length(stats, other_decodes, step_cost_, pass, k);
   }
   if (k <= 0) return;
@@ -309,10 +313,7 @@ void Engine::propose_with_draft_model(const std::vector<RequestId>& ids, int64_t
     Live& live = *live_.at(id);
     requests.push_back({id, scheduler_->tokens(id), k, &live.draft_sampler, live.options.sampling.temperature > 0});
   }
-  const auto start = Clock::now();
   std::vector<spec::DraftProposal> proposals = draft_->propose(requests);
-  const double pass = seconds_between(start, Clock::now()) / double(k);
-  draft_pass_seconds_ = draft_pass_seconds_ > 0 ? 0.8 * draft_pass_seconds_ + 0.2 * pass : pass;
   for (size_t i = 0; i < ids.size(); ++i) {
     if (proposals[i].tokens.empty()) continue;
     live_.at(ids[i])->draft_q = std::move(proposals[i].q);

@@ -235,7 +235,6 @@ class Engine {
   spec::StepCostModel step_cost_;    // measured step time by tokens, for speculation's choices
   spec::AcceptanceStats pooled_acceptance_{16};  // every request's verifies: a new request's prior
   std::unique_ptr<spec::DraftModel> draft_;  // with a draft model
-  double draft_pass_seconds_ = 0;            // measured time of one draft pass (running mean)
 
   mutable std::mutex mutex_;  // guards everything below
   std::condition_variable wake_;

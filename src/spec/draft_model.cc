@@ -1,6 +1,7 @@
 #include "spec/draft_model.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "backend/device.h"
 #include "kernels/cpu/packed_layout.h"
@@ -74,7 +75,12 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
       tokens.insert(tokens.end(), a.feed.begin(), a.feed.end());
       runs.push_back({int64_t(a.feed.size()), a.first_position, kv_.block_table(req.id), LogitsWanted::Last});
     }
+    const auto start = std::chrono::steady_clock::now();
     forward_->forward(TokenBatch{tokens, runs}, logits_);
+    if (tokens.size() == active.size()) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      pass_seconds_ = pass_seconds_ > 0 ? 0.8 * pass_seconds_ + 0.2 * seconds : seconds;
+    }
     const auto n_vocab = size_t(head_rows());
     std::vector<Active> next;
     for (size_t i = 0; i < active.size(); ++i) {

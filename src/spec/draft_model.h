@@ -45,6 +45,10 @@ class DraftModel {
   void release(RequestId id);  // the request finished or was cancelled
   int64_t n_vocab() const { return forward_->spec().n_vocab; }
   int64_t head_rows() const { return model_.weights.output.rows; }  // the tokens the draft can propose
+  // Measured seconds of one decode pass (every request fed one token), a running mean; 0 before the
+  // first. Catch-up passes (a prompt's first draft computes the whole prompt) are not counted: they
+  // are paid once, and counting them once made a policy believe every pass costs a prefill.
+  double pass_seconds() const { return pass_seconds_; }
 
  private:
   struct Seq {
@@ -55,6 +59,7 @@ class DraftModel {
   KvManager kv_;
   std::unordered_map<RequestId, Seq> seqs_;
   std::vector<float> logits_;
+  double pass_seconds_ = 0;
 };
 
 }  // namespace ridge::spec

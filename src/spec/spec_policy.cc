@@ -50,11 +50,13 @@ double StepCostModel::intercept() const {
   return t0_;
 }
 
-// Prior: as if 1 of 2 proposals had been kept at each position.
 AcceptanceStats::AcceptanceStats(int32_t max_positions, const AcceptanceStats* prior)
-    : proposed_(size_t(std::max(max_positions, 1)), 2.0), accepted_(size_t(std::max(max_positions, 1)), 1.0) {
+    : proposed_(size_t(std::max(max_positions, 1)), 0.0),
+      accepted_(proposed_.size(), 0.0),
+      prior_(proposed_.size(), -1.0) {
   if (!prior) return;
-  for (size_t i = 0; i < accepted_.size(); ++i) accepted_[i] = 2.0 * prior->rate(int32_t(i));
+  for (size_t i = 0; i < prior_.size(); ++i)
+    if (prior->observed(int32_t(i))) prior_[i] = prior->rate(int32_t(i));
 }
 
 void AcceptanceStats::record(int32_t proposed, int32_t accepted) {
@@ -66,9 +68,19 @@ void AcceptanceStats::record(int32_t proposed, int32_t accepted) {
   }
 }
 
-double AcceptanceStats::rate(int32_t position) const {
+bool AcceptanceStats::observed(int32_t position) const {
   const size_t i = std::min(size_t(std::max(position, 0)), proposed_.size() - 1);
-  return accepted_[i] / proposed_[i];
+  return proposed_[i] > 0;
+}
+
+double AcceptanceStats::rate(int32_t position) const {
+  const size_t last = std::min(size_t(std::max(position, 0)), proposed_.size() - 1);
+  double r = 0.5;
+  for (size_t i = 0; i <= last; ++i) {  // each position's prior is the rate before it, unless given
+    const double p = prior_[i] >= 0 ? prior_[i] : r;
+    r = (accepted_[i] + 2.0 * p) / (proposed_[i] + 2.0);
+  }
+  return r;
 }
 
 std::vector<int32_t> choose_draft_lengths(const std::vector<DraftCandidate>& candidates, int64_t other_tokens,

@@ -35,17 +35,22 @@ class StepCostModel {
   mutable double t0_ = 0, t1_ = 0;
 };
 
-// One request's acceptance per draft position, with a prior: two pseudo-drafts per position at
-// the prior's rate (1/2 with none; the engine passes what all requests so far have kept, so a new
-// request starts from the workload's acceptance, not from a guess it must first disprove).
+// One request's acceptance per draft position, with a prior of two pseudo-drafts per position: at
+// the prior's rate where it saw that position (the engine passes what all requests so far have
+// kept, so a new request starts from the workload's acceptance, not from a guess it must first
+// disprove), else at this request's own rate one position earlier (1/2 at position 0 with no
+// prior). A position never tried thus looks like the one before it, not like a coin: with a fixed
+// 1/2 there, a policy that drafted one token never learned that a second would have been kept.
 class AcceptanceStats {
  public:
   explicit AcceptanceStats(int32_t max_positions, const AcceptanceStats* prior = nullptr);
   void record(int32_t proposed, int32_t accepted);  // one verify step of this request
   double rate(int32_t position) const;              // P(kept | the positions before were kept), position >= 0
+  bool observed(int32_t position) const;            // some verify tried this position
 
  private:
-  std::vector<double> proposed_, accepted_;
+  std::vector<double> proposed_, accepted_;  // this request's own counts
+  std::vector<double> prior_;                // per position, < 0: none (chain from the position before)
 };
 
 struct DraftCandidate {

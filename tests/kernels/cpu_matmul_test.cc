@@ -307,7 +307,7 @@ TEST(PackedLayout, EveryKernelMatchesTheReferenceBitForBit) {
         }
         ASSERT_EQ(got, expected) << name << " " << dtype_name(type) << " cols " << cols;
         for (int64_t t0 : {int64_t(0), int64_t(7), int64_t(16)})
-          for (int64_t n : {int64_t(1), int64_t(3), int64_t(16), int64_t(25)}) {
+          for (int64_t n = 1; n <= 25; ++n) {  // every pass size 1..12 and their balanced splits
             if (t0 + n > n_tokens) continue;
             std::vector<float> part(size_t(n * rows));
             PackedDotTask task = all;

@@ -51,6 +51,32 @@ TEST(AcceptanceStats, StartsFromThePooledRateAndLearnsItsOwn) {
   EXPECT_LT(own.rate(0), 0.15);
 }
 
+// A position no verify has tried looks like the one before it: a request that drafted one token at
+// a time and had them all kept expects a second to be kept too (with 1/2 there, drafting stayed at
+// one token forever).
+TEST(AcceptanceStats, AnUntriedPositionTakesTheRateBeforeIt) {
+  AcceptanceStats one_at_a_time(8);
+  for (int i = 0; i < 100; ++i) one_at_a_time.record(1, 1);
+  EXPECT_TRUE(one_at_a_time.observed(0));
+  EXPECT_FALSE(one_at_a_time.observed(1));
+  EXPECT_GT(one_at_a_time.rate(0), 0.97);
+  EXPECT_NEAR(one_at_a_time.rate(1), one_at_a_time.rate(0), 1e-12);
+  EXPECT_NEAR(one_at_a_time.rate(7), one_at_a_time.rate(0), 1e-12);
+  AcceptanceStats rejected(8);
+  for (int i = 0; i < 100; ++i) rejected.record(1, 0);
+  EXPECT_LT(rejected.rate(3), 0.03);
+  // The pooled prior counts only where the pool has seen the position.
+  const AcceptanceStats informed(8, &one_at_a_time);
+  EXPECT_NEAR(informed.rate(0), one_at_a_time.rate(0), 1e-12);
+  EXPECT_NEAR(informed.rate(5), one_at_a_time.rate(0), 1e-12);
+  // Drafting more then shows where acceptance really falls.
+  AcceptanceStats learns(8);
+  for (int i = 0; i < 100; ++i) learns.record(4, 2);  // positions 0, 1 kept, 2 rejected
+  EXPECT_GT(learns.rate(1), 0.95);
+  EXPECT_LT(learns.rate(2), 0.05);
+  EXPECT_LT(learns.rate(3), 0.05) << "untried past a rejected position";
+}
+
 TEST(DraftLengths, SpeculateWhereBandwidthBoundNotWhereComputeBound) {
   AcceptanceStats good(8);
   for (int i = 0; i < 50; ++i) good.record(4, 4);  // drafts almost always right

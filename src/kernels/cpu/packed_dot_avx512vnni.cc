@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 #include "kernels/cpu/packed_layout.h"
 #include "kernels/cpu/packed_q6k.h"
@@ -107,22 +108,33 @@ void tile(const PackedDotTask& task, int64_t first, int64_t lanes, int64_t t0, b
   for (int t = 0; t < NT; ++t) _mm512_mask_storeu_ps(y + t * y_stride, lane_mask, acc[t]);
 }
 
+// Up to 12 tokens per unpacked block (registers: 8 weights + 2 scales + NT accumulators +
+// temporaries), in balanced passes: 9 tokens are one pass of 9, 13 are 7 + 6 (not 8 + 4 + 1, whose
+// one-token pass unpacked every block again for a single dot).
+constexpr int kMaxPass = 12;
+
+template <DType T, int... N>
+void tile_of(int nt, const PackedDotTask& task, int64_t first, int64_t t0, bool prefetch, std::integer_sequence<int, N...>) {
+  ((nt == N + 1 ? tile<T, N + 1, true>(task, first, kTileRows, t0, prefetch) : void()), ...);
+}
+
 template <DType T>
 void run(const PackedDotTask& task) {
   constexpr int64_t kTokenChunk = 64;  // a chunk of activations stays in L2 while the tiles stream by
   for (int64_t c0 = 0; c0 < task.n_tokens; c0 += kTokenChunk) {
-    const int64_t c_end = std::min(task.n_tokens, c0 + kTokenChunk);
+    const int64_t c_end = std::min(task.n_tokens, c0 + kTokenChunk), c_n = c_end - c0;
+    const int64_t passes = (c_n + kMaxPass - 1) / kMaxPass;
     for (int64_t first = task.row_begin; first < task.row_end; first += kTileRows) {
       const int64_t lanes = std::min(kTileRows, task.rows - first);
-      int64_t t = c0;
       if (lanes < kTileRows) {
-        for (; t < c_end; ++t) tile<T, 1, false>(task, first, lanes, t, t == c0);
+        for (int64_t t = c0; t < c_end; ++t) tile<T, 1, false>(task, first, lanes, t, t == c0);
         continue;
       }
-      for (; t + 8 <= c_end; t += 8) tile<T, 8, true>(task, first, lanes, t, t == c0);
-      if (t + 4 <= c_end) tile<T, 4, true>(task, first, lanes, t, t == c0), t += 4;
-      if (t + 2 <= c_end) tile<T, 2, true>(task, first, lanes, t, t == c0), t += 2;
-      if (t < c_end) tile<T, 1, true>(task, first, lanes, t, t == c0);
+      for (int64_t p = 0, t = c0; p < passes; ++p) {
+        const int64_t nt = (c_end - t + (passes - p) - 1) / (passes - p);
+        tile_of<T>(int(nt), task, first, t, p == 0, std::make_integer_sequence<int, kMaxPass>{});
+        t += nt;
+      }
     }
   }
 }
