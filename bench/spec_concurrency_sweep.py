@@ -16,6 +16,7 @@ import pathlib
 import statistics
 import subprocess
 import sys
+import tempfile
 import urllib.request
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -28,10 +29,11 @@ def served_model(url):
         return json.loads(r.read())["data"][0]["id"]
 
 
-def sweep(ridge, url, levels, n, input_len, output_len, temperature=0.0):
+def sweep(ridge, url, levels, n, input_len, output_len, temperature=0.0, dataset=None):
+    prompts = ["--dataset", dataset] if dataset else ["--input-len", f"fixed:{input_len}"]
     out = subprocess.run([ridge, "bench", "serve", "--base-url", url, "--model", served_model(url),
                           "--sweep-concurrency", levels, "-n", str(n), "--temperature", str(temperature),
-                          "--input-len", f"fixed:{input_len}", "--output-len", f"fixed:{output_len}", "--json", "-q"],
+                          *prompts, "--output-len", f"fixed:{output_len}", "--json", "-q"],
                          check=True, capture_output=True, text=True)
     data = json.loads(out.stdout)
     points = data if isinstance(data, list) else data.get("sweep", data.get("points"))
@@ -51,7 +53,17 @@ def main():
     ap.add_argument("-k", "--num-speculative-tokens", type=int, default=4)
     ap.add_argument("--temperature", type=float, default=0.0,
                     help="of every request: sampled outputs are a workload where drafts are rejected more often")
+    ap.add_argument("--task", choices=["words", "code"], default="words",
+                    help="words: synthetic prompts of random words (low acceptance); code: HumanEval problems")
     a = ap.parse_args()
+    dataset = None
+    if a.task == "code":
+        sys.path.insert(0, str(ROOT / "bench"))
+        from speculative_serve import humaneval_prompts  # noqa: E402
+        dataset = str(pathlib.Path(tempfile.mkdtemp()) / "humaneval.jsonl")
+        with open(dataset, "w") as f:
+            for p in humaneval_prompts(164):
+                f.write(json.dumps({"prompt": p, "max_tokens": a.output_len}) + "\n")
     k = ["--num-speculative-tokens", str(a.num_speculative_tokens), "--max-num-seqs", "64"]
     draft = ["--draft-model", a.draft_model] if a.draft_model else []
     configs = {"off": ["--speculative", "off", "--max-num-seqs", "64"], "auto": ["--speculative", "auto", *draft, *k],
@@ -61,12 +73,13 @@ def main():
     servers, stack = {}, []
     try:
         for name, args in configs.items():
-            cm = running_server(a.ridge, a.model, *args, ctx_size=512, startup_timeout=300)
+            cm = running_server(a.ridge, a.model, *args, ctx_size=1024 if dataset else 512, startup_timeout=300)
             servers[name] = cm.__enter__().base_url
             stack.append(cm)
         for r in range(a.rounds):
             for name, url in servers.items():
-                got = sweep(a.ridge, url, a.concurrency, a.num_requests, a.input_len, a.output_len, a.temperature)
+                got = sweep(a.ridge, url, a.concurrency, a.num_requests, a.input_len, a.output_len, a.temperature,
+                            dataset)
                 for c in levels:
                     runs[name][c].append(got[c])
                 print(f"round {r + 1} {name:<7} " + "  ".join(f"c{c} {got[c]:.1f}" for c in levels), file=sys.stderr)
@@ -74,7 +87,7 @@ def main():
         for cm in reversed(stack):
             cm.__exit__(None, None, None)
     always = "draft model" if a.draft_model else "prompt lookup"
-    print(f"\n{a.model}: output tok/s by concurrency, mean of {a.rounds} rounds, temperature {a.temperature}; "
+    print(f"\n{a.model}, {a.task} prompts: output tok/s by concurrency, mean of {a.rounds} rounds, temperature {a.temperature}; "
           f"'always' = {always} on every decode")
     print("| concurrency | off | auto | auto / off | always | always / off |")
     print("|---|---|---|---|---|---|")

@@ -152,13 +152,15 @@ def main():
         "ridge auto (ngram)": base + ["--speculative", "auto"] + k,
     }
     wanted = set(a.configs.split(",")) if a.configs else None
-    # "ridge draft k=N vocab=V": the draft configuration with N draft tokens and the draft's head cut to V.
+    # "ridge draft k=N vocab=V p=P": the draft configuration with N draft tokens at most, the draft's head
+    # cut to V tokens, drafting stopped after a token the draft gives less than P.
     for name in sorted(wanted or []):
         if name.startswith("ridge draft ") and "=" in name:
             opts = dict(kv.split("=", 1) for kv in name.split()[2:])
             ridge_configs[name] = base + ["--draft-model", draft, "--speculative", "draft",
                                           "--num-speculative-tokens", opts.get("k", str(a.num_speculative_tokens))] + \
-                (["--draft-vocab-size", opts["vocab"]] if "vocab" in opts else dv)
+                (["--draft-vocab-size", opts["vocab"]] if "vocab" in opts else dv) + \
+                (["--draft-p-min", opts["p"]] if "p" in opts else [])
     servers, stack = {}, []
     try:
         for name, args in ridge_configs.items():

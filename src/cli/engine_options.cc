@@ -37,6 +37,11 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
                   "and acceptance say it pays)")->capture_default_str();
   cmd->add_option("--draft-model,--model-draft", o.draft_model,
                   "draft model for speculative decoding (GGUF file or model name; same vocabulary as the model)");
+  cmd->add_option("--draft-p-min", c.draft_p_min,
+                  "a request stops drafting after a token the draft model gives less than this probability (0: always "
+                  "--num-speculative-tokens)")
+      ->check(CLI::Range(0.0f, 1.0f))
+      ->capture_default_str();
   cmd->add_option("--draft-vocab-size", c.draft_vocab_size,
                   "the draft's head scores only the first N token ids (the frequent ones; 0: the whole vocabulary); "
                   "output is unchanged, the draft runs faster, acceptance may drop")

@@ -311,7 +311,8 @@ void Engine::propose_with_draft_model(const std::vector<RequestId>& ids, int64_t
   std::vector<spec::DraftRequest> requests;
   for (RequestId id : ids) {
     Live& live = *live_.at(id);
-    requests.push_back({id, scheduler_->tokens(id), k, &live.draft_sampler, live.options.sampling.temperature > 0});
+    requests.push_back({id, scheduler_->tokens(id), k, &live.draft_sampler, live.options.sampling.temperature > 0,
+                        config_.draft_p_min});
   }
   std::vector<spec::DraftProposal> proposals = draft_->propose(requests);
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -354,6 +355,12 @@ bool Engine::emit_token(RequestId id, Live& live, TokenEvent e, Events& events) 
 
 void Engine::propose_drafts() {
   if (config_.speculative == SpeculativeMode::kOff) return;
+  if (config_.speculative == SpeculativeMode::kAuto) {
+    int64_t decoding = 0;
+    for (auto& [id, live] : live_) decoding += scheduler_->decoding(id);
+    spec_switch_decoding_ = decoding;
+    if (decoding == 0 || !spec_switch_.allowed(decoding)) return;
+  }
   std::vector<RequestId> ids;
   std::vector<spec::DraftCandidate> candidates;
   std::vector<std::vector<int32_t>> drafts;
@@ -529,6 +536,8 @@ bool Engine::step() {
     return false;
   }
   const auto start = Clock::now();
+  const int64_t generated_before = own_.generated_tokens;
+  spec_switch_decoding_ = 0;
   propose_drafts();
   const auto target_start = Clock::now();  // the cost model times the target's step alone
   const StepPlan plan = scheduler_->schedule();
@@ -587,7 +596,11 @@ bool Engine::step() {
     });
   }
   const double seconds = seconds_between(start, Clock::now());
-  step_cost_.observe(plan.n_tokens, seconds_between(target_start, Clock::now()));
+  if (config_.speculative == SpeculativeMode::kAuto && spec_switch_decoding_ > 0)
+    spec_switch_.observe(spec_switch_decoding_, own_.generated_tokens - generated_before, seconds);
+  int64_t logit_rows = 0;
+  for (size_t i = 0; i < runner_->sampling_requests().size(); ++i) logit_rows += int64_t(runner_->n_rows(i));
+  step_cost_.observe(plan.n_tokens, logit_rows, seconds_between(target_start, Clock::now()));
   if (config_.governor) account_step(plan, seconds_between(target_start, Clock::now()));
   publish_stats(seconds, &plan);
   deliver(events);

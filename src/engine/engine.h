@@ -75,6 +75,7 @@ struct EngineConfig {
   int32_t num_speculative_tokens = 5;  // draft tokens per request per step, at most
   spec::NgramOptions ngram;
   const Model* draft_model = nullptr;  // with the target's vocabulary; must outlive the engine
+  float draft_p_min = 0.0f;            // a request stops drafting after a token the draft gives less (spec/draft_model.h)
   int64_t draft_vocab_size = 0;        // the draft's head scores only the first N tokens (0: all; spec/draft_model.h)
   dist::Parallel* parallel = nullptr;  // the model is split across ranks (dist/world.h); this is rank 0
   // Disaggregated decode: long prompts are prefilled by another instance (engine/kv_handoff.h).
@@ -233,6 +234,8 @@ class Engine {
   EngineStats own_;                  // the stepping thread's counters; published into stats_
   std::atomic<int64_t> forward_started_ns_{0};  // the running forward pass's start (steady clock), 0: none
   spec::StepCostModel step_cost_;    // measured step time by tokens, for speculation's choices
+  spec::SpeculationSwitch spec_switch_;  // auto: whether speculating pays at this load, measured
+  int64_t spec_switch_decoding_ = 0;     // decoding requests of the step the switch will hear about
   spec::AcceptanceStats pooled_acceptance_{16};  // every request's verifies: a new request's prior
   std::unique_ptr<spec::DraftModel> draft_;  // with a draft model
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "backend/device.h"
+#include "kernels/cpu/exp_sum.h"
 #include "kernels/cpu/packed_layout.h"
 
 namespace ridge::spec {
@@ -99,6 +101,16 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
         p.q.push_back(std::move(q));
       }
       if (int32_t(p.tokens.size()) >= req.k) continue;
+      if (req.p_min > 0.0f) {
+        double confidence = 0;
+        if (req.want_distributions) {
+          confidence = double(p.q.back()[size_t(token)]);
+        } else {
+          const float max = *std::max_element(row.begin(), row.end());
+          confidence = std::exp(double(row[size_t(token)]) - double(max)) / cpu::exp_sum(row.data(), int64_t(row.size()), max);
+        }
+        if (confidence < double(req.p_min)) continue;
+      }
       a.first_position += int64_t(a.feed.size());
       a.feed.assign(1, token);
       a.history.push_back(token);

@@ -29,6 +29,10 @@ struct DraftRequest {
   int32_t k = 0;                    // draft tokens wanted
   Sampler* sampler = nullptr;       // the request's draft sampler (its params, its own seed)
   bool want_distributions = false;  // keep q for each draft token (sampling at temperature > 0)
+  // Stop after a draft token the draft itself gives less than this probability (llama.cpp's
+  // --draft-p-min): the tokens after an unsure one are the likeliest to be rejected, so their passes
+  // are saved. q when sampling, else the softmax of the draft's logits. 0: always k.
+  float p_min = 0.0f;
 };
 
 struct DraftProposal {

@@ -1,48 +1,104 @@
 #include "spec/spec_policy.h"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <queue>
 
 namespace ridge::spec {
 
-void StepCostModel::observe(int64_t n_tokens, double seconds) {
+void StepCostModel::observe(int64_t n_tokens, int64_t n_logit_rows, double seconds) {
   if (n_tokens <= 0 || !(seconds > 0)) return;
-  points_.emplace_back(n_tokens, seconds);
+  points_.push_back({double(n_tokens), double(std::clamp<int64_t>(n_logit_rows, 0, n_tokens)), seconds});
   if (points_.size() > window_) points_.pop_front();
   fitted_ = false;
 }
 
+namespace {
+
+struct Fit {
+  double c[3] = {0, 0, 0};
+  double residual = 0;
+  bool ok = false;
+};
+
+// Least squares of t on the chosen columns of (1, n, r); not ok when singular or a coefficient < 0.
+template <typename Points>
+Fit least_squares(const Points& points, const bool use[3]) {
+  int idx[3], m = 0;
+  for (int j = 0; j < 3; ++j)
+    if (use[j]) idx[m++] = j;
+  double a[3][4] = {};
+  for (const auto& p : points) {
+    const double x[3] = {1.0, p.n, p.r};
+    for (int i = 0; i < m; ++i) {
+      for (int j = 0; j < m; ++j) a[i][j] += x[idx[i]] * x[idx[j]];
+      a[i][3] += x[idx[i]] * p.t;
+    }
+  }
+  Fit f;
+  for (int col = 0; col < m; ++col) {  // Gauss-Jordan with partial pivoting
+    int pivot = col;
+    for (int i = col + 1; i < m; ++i)
+      if (std::fabs(a[i][col]) > std::fabs(a[pivot][col])) pivot = i;
+    if (std::fabs(a[pivot][col]) < 1e-12 * (1.0 + std::fabs(a[0][0]))) return f;
+    for (int j = 0; j < 4; ++j) std::swap(a[col][j], a[pivot][j]);
+    for (int i = 0; i < m; ++i) {
+      if (i == col) continue;
+      const double factor = a[i][col] / a[col][col];
+      for (int j = col; j < 4; ++j) a[i][j] -= factor * a[col][j];
+    }
+  }
+  for (int i = 0; i < m; ++i) {
+    f.c[idx[i]] = a[i][3] / a[i][i];
+    if (f.c[idx[i]] < 0) return f;
+  }
+  for (const auto& p : points) {
+    const double e = f.c[0] + f.c[1] * p.n + f.c[2] * p.r - p.t;
+    f.residual += e * e;
+  }
+  f.ok = true;
+  return f;
+}
+
+}  // namespace
+
 void StepCostModel::fit() const {
   fitted_ = true;
-  t0_ = t1_ = 0;
+  t0_ = t1_ = t2_ = 0;
   if (points_.empty()) return;
-  double sn = 0, st = 0, snn = 0, snt = 0;
-  int64_t lo = points_.front().first, hi = lo;
-  for (const auto& [n, t] : points_) {
-    sn += double(n), st += t, snn += double(n) * double(n), snt += double(n) * t;
-    lo = std::min(lo, n), hi = std::max(hi, n);
-  }
-  const double m = double(points_.size());
-  const double denom = m * snn - sn * sn;
-  if (hi > lo && denom > 0) {
-    t1_ = std::max(0.0, (m * snt - sn * st) / denom);
-    t0_ = std::max(0.0, (st - t1_ * sn) / m);
-    if (t0_ + t1_ > 0) return;
+  double lo = points_.front().n, hi = lo, sn = 0, st = 0;
+  for (const Point& p : points_) lo = std::min(lo, p.n), hi = std::max(hi, p.n), sn += p.n, st += p.t;
+  if (hi > lo) {
+    // The full model, else the best non-negative one of fewer terms (rows == tokens on every step
+    // leaves t2 unknown: their sum is what a decode or verify step needs).
+    Fit best;
+    for (const std::array<bool, 3> use : {std::array{true, true, true}, std::array{true, true, false},
+                                          std::array{true, false, true}}) {
+      const Fit f = least_squares(points_, use.data());
+      if (f.ok && (!best.ok || f.residual < best.residual * (1 - 1e-9))) best = f;
+      if (best.ok && use[2] && use[1]) break;  // the full model fits with non-negative terms
+    }
+    if (best.ok && best.c[0] + best.c[1] + best.c[2] > 0) {
+      t0_ = best.c[0], t1_ = best.c[1], t2_ = best.c[2];
+      return;
+    }
   }
   // One size only: the bandwidth-bound prior, T(n) = T(mean) (1 + (n - mean) / 32) around the data.
+  const double m = double(points_.size());
   const double mean_n = sn / m, mean_t = st / m;
   t1_ = mean_t / (32.0 + mean_n);
   t0_ = std::max(0.0, mean_t - t1_ * mean_n);
 }
 
-double StepCostModel::predict(int64_t n_tokens) const {
+double StepCostModel::predict(int64_t n_tokens, int64_t n_logit_rows) const {
   if (!fitted_) fit();
-  return t0_ + t1_ * double(n_tokens);
+  return t0_ + t1_ * double(n_tokens) + t2_ * double(n_logit_rows);
 }
 
 double StepCostModel::slope() const {
   if (!fitted_) fit();
-  return t1_;
+  return t1_ + t2_;
 }
 
 double StepCostModel::intercept() const {
@@ -81,6 +137,39 @@ double AcceptanceStats::rate(int32_t position) const {
     r = (accepted_[i] + 2.0 * p) / (proposed_[i] + 2.0);
   }
   return r;
+}
+
+int SpeculationSwitch::bucket_of(int64_t decoding) {
+  int b = 0;
+  while (b < 31 && (int64_t(2) << b) <= decoding) ++b;
+  return b;  // 1: 0, 2-3: 1, 4-7: 2, ...
+}
+
+bool SpeculationSwitch::allowed(int64_t decoding) { return buckets_[size_t(bucket_of(decoding))].current_on; }
+
+double SpeculationSwitch::rate(int64_t decoding, bool on) const {
+  const Bucket& b = buckets_[size_t(bucket_of(decoding))];
+  return on ? b.on.rate : b.off.rate;
+}
+
+void SpeculationSwitch::observe(int64_t decoding, int64_t tokens, double seconds) {
+  Bucket& b = buckets_[size_t(bucket_of(decoding))];
+  b.tokens += double(tokens);
+  b.seconds += seconds;
+  if (++b.steps < window_) return;
+  if (b.seconds > 0) {
+    Arm& arm = b.current_on ? b.on : b.off;
+    const double r = b.tokens / b.seconds;
+    arm.rate = arm.rate < 0 ? r : 0.7 * arm.rate + 0.3 * r;
+  }
+  b.steps = 0, b.tokens = 0, b.seconds = 0;
+  ++b.windows;
+  if (b.on.rate < 0) b.current_on = true;          // measure both first
+  else if (b.off.rate < 0) b.current_on = false;
+  else {
+    const bool best_on = b.on.rate >= b.off.rate;
+    b.current_on = b.windows % explore_every_ == 0 ? !best_on : best_on;
+  }
 }
 
 std::vector<int32_t> choose_draft_lengths(const std::vector<DraftCandidate>& candidates, int64_t other_tokens,

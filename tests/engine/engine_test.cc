@@ -189,10 +189,16 @@ TEST_F(EngineTest, DraftModelGreedyTokensAreThoseOfEachRunAlone) {
   std::vector<RequestOptions> requests;
   std::mt19937 rng(8);
   for (uint32_t i = 0; i < 16; ++i) requests.push_back(options(prompt(700 + i, 1 + int(rng() % 50)), 1 + int(rng() % 30)));
-  // Also with the draft's head cut to the first 200 of 512 tokens: the target's tokens past the cut
-  // are never proposed, and the output is still the target's own.
-  for (const auto& [mode, vocab] : {std::pair{SpeculativeMode::kDraft, int64_t(0)}, std::pair{SpeculativeMode::kAuto, int64_t(0)},
-                                    std::pair{SpeculativeMode::kDraft, int64_t(200)}}) {
+  // Also with the draft's head cut to the first 200 of 512 tokens (the target's tokens past the cut
+  // are never proposed), and with drafting stopped after an unsure draft token: the output is still
+  // the target's own.
+  struct Variant {
+    SpeculativeMode mode;
+    int64_t vocab;
+    float p_min;
+  };
+  for (const auto& [mode, vocab, p_min] : {Variant{SpeculativeMode::kDraft, 0, 0.0f}, Variant{SpeculativeMode::kAuto, 0, 0.0f},
+                                           Variant{SpeculativeMode::kDraft, 200, 0.0f}, Variant{SpeculativeMode::kDraft, 0, 0.3f}}) {
     EngineConfig c = config();
     c.max_batched_tokens = 40;
     c.max_num_seqs = 16;
@@ -200,10 +206,11 @@ TEST_F(EngineTest, DraftModelGreedyTokensAreThoseOfEachRunAlone) {
     c.num_speculative_tokens = 4;
     c.draft_model = &draft;
     c.draft_vocab_size = vocab;
+    c.draft_p_min = p_min;
     Engine engine(*model_, *tokenizer_, c);
     const std::vector<Output> got = through(engine, requests);
     for (size_t i = 0; i < requests.size(); ++i)
-      EXPECT_EQ(got[i], alone(requests[i])) << "request " << i << " draft vocabulary " << vocab;
+      EXPECT_EQ(got[i], alone(requests[i])) << "request " << i << " draft vocabulary " << vocab << " p_min " << p_min;
     const EngineStats s = engine.stats();
     if (mode == SpeculativeMode::kDraft) {
       EXPECT_GT(s.spec_draft_tokens, 0);
@@ -219,6 +226,7 @@ TEST_F(EngineTest, DraftModelGreedyTokensAreThoseOfEachRunAlone) {
   Engine first(*model_, *tokenizer_, c), second(*model_, *tokenizer_, c);
   EXPECT_EQ(through(first, requests), through(second, requests));
   c.draft_vocab_size = 200;
+  c.draft_p_min = 0.3f;
   Engine cut_first(*model_, *tokenizer_, c), cut_second(*model_, *tokenizer_, c);
   EXPECT_EQ(through(cut_first, requests), through(cut_second, requests));
   std::filesystem::remove(draft_path);

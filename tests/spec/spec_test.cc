@@ -30,6 +30,16 @@ TEST(StepCostModel, FitsInterceptAndSlope) {
     m.observe(n, 0.020 + 0.001 * n);
   EXPECT_NEAR(m.intercept(), 0.020, 1e-9);
   EXPECT_NEAR(m.slope(), 0.001, 1e-9);
+  // Prefill chunks (many tokens, one logits row) beside decodes and verifies (a row per token): the
+  // head's share of a verified token is found, and a draft token is priced with it.
+  StepCostModel rows;
+  for (int n : {1, 2, 4, 9, 1, 3})
+    rows.observe(n, n, 0.020 + 0.001 * n + 0.0005 * n);
+  for (int n : {64, 128, 300}) rows.observe(n, 1, 0.020 + 0.001 * n + 0.0005);
+  EXPECT_NEAR(rows.intercept(), 0.020, 1e-9);
+  EXPECT_NEAR(rows.slope(), 0.0015, 1e-9);
+  EXPECT_NEAR(rows.predict(128, 1), 0.020 + 0.128 + 0.0005, 1e-9);
+  EXPECT_NEAR(rows.predict(9), 0.020 + 9 * 0.0015, 1e-9);
   StepCostModel one;
   one.observe(1, 0.033);
   EXPECT_GT(one.slope(), 0.0);  // one size only: the bandwidth-bound prior
@@ -164,6 +174,38 @@ TEST(SpeculativeSampling, GreedyAcceptsExactlyTheArgmax) {
   const auto v = s.verify(logits, {}, 2);
   EXPECT_FALSE(v.accepted);
   EXPECT_EQ(v.result.token, 1);
+}
+
+}  // namespace
+}  // namespace ridge::spec
+
+namespace ridge::spec {
+namespace {
+
+// Runs `steps` steps of a load through the switch, speculation giving `on` tokens/s and plain
+// decoding `off`; returns the share of steps it allowed speculation.
+double share_on(SpeculationSwitch& s, int64_t decoding, double on, double off, int steps) {
+  int allowed = 0;
+  for (int i = 0; i < steps; ++i) {
+    const bool a = s.allowed(decoding);
+    allowed += a;
+    s.observe(decoding, 10, 10.0 / (a ? on : off));
+  }
+  return double(allowed) / steps;
+}
+
+TEST(SpeculationSwitch, KeepsTheFasterArmPerLoadAndRetriesTheOther) {
+  SpeculationSwitch s(16, 32);
+  EXPECT_TRUE(s.allowed(1));  // speculation is tried first
+  // At one request speculation pays; at eight it costs (a draft's catch-up, compute-bound verifies).
+  EXPECT_GT(share_on(s, 1, 170.0, 100.0, 16 * 320), 0.95);
+  EXPECT_LT(share_on(s, 8, 70.0, 100.0, 16 * 320), 0.05);
+  EXPECT_NEAR(s.rate(1, true), 170.0, 1e-6);
+  EXPECT_NEAR(s.rate(1, false), 100.0, 1e-6);
+  EXPECT_NEAR(s.rate(9, false), 100.0, 1e-6) << "8..15 decoding requests share a bucket";
+  EXPECT_LT(s.rate(64, true), 0.0) << "a load not seen yet has no measurement";
+  // The losing arm is re-tried: when the load's costs change, the switch follows.
+  EXPECT_GT(share_on(s, 8, 150.0, 100.0, 16 * 320), 0.8);
 }
 
 }  // namespace
