@@ -131,7 +131,7 @@ def main():
     ap.add_argument("--max-tokens", type=int, default=256)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("-t", "--threads", type=int, default=2)
-    ap.add_argument("-k", "--num-speculative-tokens", type=int, default=8)
+    ap.add_argument("-k", "--num-speculative-tokens", type=int, default=7)
     ap.add_argument("--draft-vocab-size", type=int, default=None,
                     help="ridge's --draft-vocab-size for its draft configurations (default: ridge's own)")
     ap.add_argument("--llama-server", help="llama.cpp's llama-server binary (built for this CPU)")

@@ -240,6 +240,7 @@ void Engine::sample_step(Events& events) {
     history.assign(tokens.begin(), tokens.end());
     SampledToken done{id, 0, false};
     int32_t kept = 0;
+    const size_t first_event = events.size();
     try {
       for (size_t j = 0; j <= n_draft; ++j) {
         if (j > 0) logits = runner_->logits(i, j);
@@ -280,6 +281,11 @@ void Engine::sample_step(Events& events) {
       own_.spec_draft_tokens += int64_t(n_draft);
       own_.spec_accepted_tokens += kept;
       for (int32_t p = 0; p < kept && p < int32_t(own_.spec_accepted_per_pos.size()); ++p) ++own_.spec_accepted_per_pos[size_t(p)];
+      // This step's events carry its verify too: a request that finished in it reports every draft.
+      for (size_t k = first_event; k < events.size(); ++k) {
+        events[k].second.draft_tokens = live.draft_tokens;
+        events[k].second.accepted_tokens = live.accepted_tokens;
+      }
     }
     if (!done.finished && live.matcher && live.options.jump_forward) append_forced(id, live, done, events);
     sampled.push_back(std::move(done));
@@ -596,10 +602,12 @@ bool Engine::step() {
     });
   }
   const double seconds = seconds_between(start, Clock::now());
-  if (config_.speculative == SpeculativeMode::kAuto && spec_switch_decoding_ > 0)
-    spec_switch_.observe(spec_switch_decoding_, own_.generated_tokens - generated_before, seconds);
   int64_t logit_rows = 0;
   for (size_t i = 0; i < runner_->sampling_requests().size(); ++i) logit_rows += int64_t(runner_->n_rows(i));
+  // The switch compares decode steps only (every token gives logits): prefill chunks cost the same
+  // either way, and the windows they fell into looked slow whichever arm they measured.
+  if (config_.speculative == SpeculativeMode::kAuto && spec_switch_decoding_ > 0 && logit_rows == plan.n_tokens)
+    spec_switch_.observe(spec_switch_decoding_, own_.generated_tokens - generated_before, seconds);
   step_cost_.observe(plan.n_tokens, logit_rows, seconds_between(target_start, Clock::now()));
   if (config_.governor) account_step(plan, seconds_between(target_start, Clock::now()));
   publish_stats(seconds, &plan);

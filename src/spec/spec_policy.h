@@ -75,7 +75,7 @@ class SpeculationSwitch {
   explicit SpeculationSwitch(int32_t window = 16, int32_t explore_every = 32)
       : window_(window), explore_every_(explore_every) {}
   bool allowed(int64_t decoding);  // for the step about to run with this many decoding requests
-  // After that step: tokens it gave the requests, its seconds (drafting included).
+  // After that step, when it only decoded: tokens it gave the requests, its seconds (drafting included).
   void observe(int64_t decoding, int64_t tokens, double seconds);
   double rate(int64_t decoding, bool on) const;  // measured tokens/s of an arm, < 0 before any
 
