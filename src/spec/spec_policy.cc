@@ -160,15 +160,23 @@ void SpeculationSwitch::observe(int64_t decoding, int64_t tokens, double seconds
   if (b.seconds > 0) {
     Arm& arm = b.current_on ? b.on : b.off;
     const double r = b.tokens / b.seconds;
-    arm.rate = arm.rate < 0 ? r : 0.7 * arm.rate + 0.3 * r;
+    arm.rate = arm.rate < 0 || b.exploring ? r : 0.7 * arm.rate + 0.3 * r;  // a re-try's old rate is stale
   }
   b.steps = 0, b.tokens = 0, b.seconds = 0;
-  ++b.windows;
-  if (b.on.rate < 0) b.current_on = true;          // measure both first
-  else if (b.off.rate < 0) b.current_on = false;
-  else {
-    const bool best_on = b.on.rate >= b.off.rate;
-    b.current_on = b.windows % explore_every_ == 0 ? !best_on : best_on;
+  if (b.on.rate < 0) { b.current_on = true; return; }  // measure both first
+  if (b.off.rate < 0) { b.current_on = false; return; }
+  const bool best_on = b.on.rate >= b.off.rate;
+  if (b.interval == 0) b.interval = explore_every_;
+  if (b.exploring) {  // the re-try just measured: did the loser stay the loser?
+    b.exploring = false;
+    b.interval = best_on == !b.current_on ? std::min(b.interval * 2, 16 * explore_every_) : explore_every_;
+  }
+  if (++b.since_explore >= b.interval) {
+    b.since_explore = 0;
+    b.exploring = true;
+    b.current_on = !best_on;
+  } else {
+    b.current_on = best_on;
   }
 }
 

@@ -71,7 +71,10 @@ class AcceptanceStats {
 // whose acceptance differs from the running estimate -- so `auto` is never much slower than off.
 class SpeculationSwitch {
  public:
-  // window: steps per measurement; explore_every: every this many windows the losing arm is re-tried.
+  // window: steps per measurement; explore_every: after this many windows the losing arm is
+  // re-tried, and after twice as many (up to 16x) each time a re-try confirms it loses (a draft
+  // model's re-try pays the catch-up of every token decoded while it was off: backing off keeps
+  // that cost small).
   explicit SpeculationSwitch(int32_t window = 16, int32_t explore_every = 32)
       : window_(window), explore_every_(explore_every) {}
   bool allowed(int64_t decoding);  // for the step about to run with this many decoding requests
@@ -86,7 +89,8 @@ class SpeculationSwitch {
   struct Bucket {
     Arm on, off;
     bool current_on = true;
-    int32_t steps = 0, windows = 0;
+    bool exploring = false;
+    int32_t steps = 0, since_explore = 0, interval = 0;
     double tokens = 0, seconds = 0;
   };
   static int bucket_of(int64_t decoding);

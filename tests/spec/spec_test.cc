@@ -204,8 +204,11 @@ TEST(SpeculationSwitch, KeepsTheFasterArmPerLoadAndRetriesTheOther) {
   EXPECT_NEAR(s.rate(1, false), 100.0, 1e-6);
   EXPECT_NEAR(s.rate(9, false), 100.0, 1e-6) << "8..15 decoding requests share a bucket";
   EXPECT_LT(s.rate(64, true), 0.0) << "a load not seen yet has no measurement";
-  // The losing arm is re-tried: when the load's costs change, the switch follows.
-  EXPECT_GT(share_on(s, 8, 150.0, 100.0, 16 * 320), 0.8);
+  // The losing arm is re-tried, less and less often while it keeps losing: over a long run at eight
+  // requests, speculation costs next to nothing.
+  EXPECT_LT(share_on(s, 8, 70.0, 100.0, 16 * 4000), 0.005);
+  // When the load's costs change, the switch follows (within the back-off it reached).
+  EXPECT_GT(share_on(s, 8, 150.0, 100.0, 16 * 4000), 0.8);
 }
 
 }  // namespace
