@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "backend/device.h"
-#include "kernels/cpu/exp_sum.h"
+#include "engine/sampling_steps.h"
 #include "kernels/cpu/packed_layout.h"
 
 namespace ridge::spec {
@@ -102,13 +102,8 @@ std::vector<DraftProposal> DraftModel::propose(std::span<const DraftRequest> req
       }
       if (int32_t(p.tokens.size()) >= req.k) continue;
       if (req.p_min > 0.0f) {
-        double confidence = 0;
-        if (req.want_distributions) {
-          confidence = double(p.q.back()[size_t(token)]);
-        } else {
-          const float max = *std::max_element(row.begin(), row.end());
-          confidence = std::exp(double(row[size_t(token)]) - double(max)) / cpu::exp_sum(row.data(), int64_t(row.size()), max);
-        }
+        const double confidence = req.want_distributions ? double(p.q.back()[size_t(token)])
+                                                         : std::exp(double(row[size_t(token)]) - log_sum_exp(row));
         if (confidence < double(req.p_min)) continue;
       }
       a.first_position += int64_t(a.feed.size());

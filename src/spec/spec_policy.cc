@@ -72,13 +72,12 @@ void StepCostModel::fit() const {
   if (hi > lo) {
     // The full model, else the best non-negative one of fewer terms (rows == tokens on every step
     // leaves t2 unknown: their sum is what a decode or verify step needs).
-    Fit best;
-    for (const std::array<bool, 3> use : {std::array{true, true, true}, std::array{true, true, false},
-                                          std::array{true, false, true}}) {
-      const Fit f = least_squares(points_, use.data());
-      if (f.ok && (!best.ok || f.residual < best.residual * (1 - 1e-9))) best = f;
-      if (best.ok && use[2] && use[1]) break;  // the full model fits with non-negative terms
-    }
+    Fit best = least_squares(points_, std::array{true, true, true}.data());
+    if (!best.ok)
+      for (const std::array<bool, 3> use : {std::array{true, true, false}, std::array{true, false, true}}) {
+        const Fit f = least_squares(points_, use.data());
+        if (f.ok && (!best.ok || f.residual < best.residual)) best = f;
+      }
     if (best.ok && best.c[0] + best.c[1] + best.c[2] > 0) {
       t0_ = best.c[0], t1_ = best.c[1], t2_ = best.c[2];
       return;
