@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 
+from grammar_anchors import greedy_tokenizer
+
 
 def fnv1a_bytes(data):
     """ridge's mask hash: FNV-1a 64 over the mask's ceil(V/8) bytes, token t at bit t%8 of byte t/8."""
@@ -115,8 +117,7 @@ class LLGuidance:
         import llguidance.numpy as llnp
         self.llg, self.llnp, self.n = llguidance, llnp, len(tokens)
         self.version = llguidance.__version__
-        by_bytes = {t: i for i, t in enumerate(tokens) if t}
-        longest = max(len(t) for t in by_bytes)
+        tokenize = greedy_tokenizer(tokens)
 
         class Vocab:
             # What llguidance.TokenizerWrapper reads: token bytes (special ones marked by a leading
@@ -129,19 +130,7 @@ class LLGuidance:
                 self.special_token_ids = [i for i, t in enumerate(tokens) if not t]
 
             def __call__(self, data):
-                if isinstance(data, str):
-                    data = data.encode()
-                out, i = [], 0
-                while i < len(data):
-                    for n in range(min(longest, len(data) - i), 0, -1):
-                        tid = by_bytes.get(data[i:i + n])
-                        if tid is not None:
-                            out.append(tid)
-                            i += n
-                            break
-                    else:
-                        raise ValueError(f"byte {data[i]} has no token")
-                return out
+                return tokenize(data)
 
         self.tok = llguidance.LLTokenizer(llguidance.TokenizerWrapper(Vocab()), n_vocab=len(tokens), eos_token=stops)
         ws = args.whitespace
