@@ -22,6 +22,7 @@ struct QuantizeArgs {
   std::string input, output, type = "Q4_K_M";
   std::string output_tensor_type, token_embedding_type, imatrix;
   std::string gate;  // quality gate spec (cli/quality_gate.h); empty: none
+  std::vector<std::string> tensor_types;  // PATTERN=TYPE
   bool pure = false, json = false, dry_run = false, quiet = false;
   int threads = 0;
 };
@@ -73,6 +74,11 @@ void run_quantize(const QuantizeArgs& args) {
   options.rules.file_type = *file_type;
   options.rules.pure = args.pure;
   if (!args.output_tensor_type.empty()) options.rules.output_type = parse_dtype(args.output_tensor_type, "--output-tensor-type");
+  for (const std::string& spec : args.tensor_types) {
+    const size_t eq = spec.rfind('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size()) fail("--tensor-type: '{}' is not PATTERN=TYPE", spec);
+    options.rules.tensor_types.emplace_back(spec.substr(0, eq), parse_dtype(spec.substr(eq + 1), "--tensor-type"));
+  }
   if (!args.token_embedding_type.empty())
     options.rules.token_embedding_type = parse_dtype(args.token_embedding_type, "--token-embedding-type");
   quant::ImportanceMatrix imatrix;
@@ -121,6 +127,8 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("--output-tensor-type", args->output_tensor_type, "type of output.weight (overrides the mix)");
   cmd->add_option("--token-embedding-type", args->token_embedding_type, "type of token_embd.weight (overrides the mix)");
   cmd->add_option("--imatrix", args->imatrix, "importance matrix (ridge imatrix or llama-imatrix GGUF)");
+  cmd->add_option("--tensor-type", args->tensor_types,
+                  "PATTERN=TYPE: tensors whose name matches the regex get TYPE (repeatable; e.g. 'blk\\..*=mxfp4')");
   cmd->add_flag("--pure", args->pure, "the file type's block type for every tensor, no mix rules");
   cmd->add_option("-t,--threads", args->threads, "threads (default: one per core)");
   cmd->add_flag("--dry-run", args->dry_run, "print the types and sizes, write nothing");

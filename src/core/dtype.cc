@@ -19,6 +19,7 @@ constexpr std::array kTypes = {
     DTypeInfo{DType::I8, "I8", 1, 1},         DTypeInfo{DType::I16, "I16", 1, 2},
     DTypeInfo{DType::I32, "I32", 1, 4},       DTypeInfo{DType::I64, "I64", 1, 8},
     DTypeInfo{DType::F64, "F64", 1, 8},       DTypeInfo{DType::BF16, "BF16", 1, 2},
+    DTypeInfo{DType::MXFP4, "MXFP4", 32, 17}, DTypeInfo{DType::NVFP4, "NVFP4", 64, 36},
 };
 
 }  // namespace

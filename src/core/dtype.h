@@ -28,6 +28,8 @@ enum class DType : uint32_t {
   I64 = 27,
   F64 = 28,
   BF16 = 30,
+  MXFP4 = 39,  // 32 E2M1 values with one E8M0 (power of two) scale (OCP MX)
+  NVFP4 = 40,  // 64 E2M1 values in four 16-value groups, each with an unsigned E4M3 scale
 };
 
 struct DTypeInfo {

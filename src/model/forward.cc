@@ -92,8 +92,8 @@ void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>
       } else {
         ref::dequantize_row(embd.type, embd.row(id), row, s.n_embd);
       }
-      if (s.embedding_scale != 1.0f)
-        for (int64_t d = 0; d < s.n_embd; ++d) row[d] *= s.embedding_scale;
+      if (const float scale = s.embedding_scale * embd.scale; scale != 1.0f)  // the tensor's factor too (NVFP4)
+        for (int64_t d = 0; d < s.n_embd; ++d) row[d] *= scale;
       positions[size_t(t)] = int32_t(run.first_position + i);
       run_of[size_t(t)] = int32_t(r);
     }
@@ -153,7 +153,7 @@ void ModelForward::gather_columns(const float* local, int64_t rows, const Partit
 
 void ModelForward::output_rows(const WeightRef& w, const float* x, int64_t n, float* out,
                                const cpu::MatmulPrologue& prologue) {
-  const ref::WeightMatrix m{w.type, w.data, w.rows, w.cols, w.packed};
+  const ref::WeightMatrix m = as_matrix(w);
   if (!gather_mode()) return matmul({{m, out}}, x, n, prologue);
   part_.resize(size_t(n * w.rows));
   matmul({{m, part_.data()}}, x, n, prologue);
@@ -231,7 +231,7 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
   if (sliced) local_logits_.resize(size_t(n_out * w.output.rows));
   float* y = sliced ? local_logits_.data() : logits.data();
   segments_ = &logits_segments_;
-  matmul({{ref::WeightMatrix{w.output.type, w.output.data, w.output.rows, w.output.cols, w.output.packed}, y}},
+  matmul({{as_matrix(w.output), y}},
          xn_.data(), n_out);
   segments_ = &token_segments_;
   if (s.final_logit_softcap > 0.0f) ref::softcap(y, n_out * w.output.rows, s.final_logit_softcap);

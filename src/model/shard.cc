@@ -283,7 +283,10 @@ std::unique_ptr<HugePageBuffer> shard_weights(ModelWeights& weights, const Model
     uint8_t* dst = buffer->data() + c.offset;
     for (int64_t r = 0; r < c.rows.count; ++r) std::memcpy(dst + r * dst_row, src + r * src_row, size_t(dst_row));
   }
-  for (const Copy& c : copies) *c.ref = WeightRef{c.from.type, buffer->data() + c.offset, c.rows.count, c.cols.count};
+  for (const Copy& c : copies) {
+    *c.ref = WeightRef{c.from.type, buffer->data() + c.offset, c.rows.count, c.cols.count};
+    c.ref->scale = c.from.scale;  // a per-tensor factor holds for every slice
+  }
   return buffer;
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "kernels/ref/matmul.h"
 #include "model/model_spec.h"
 
 namespace ridge {
@@ -20,11 +21,14 @@ struct WeightRef {
   int64_t cols = 0;
   bool packed = false;  // repacked at load for the CPU kernels (kernels/cpu/packed_layout.h); same bytes per row
   std::optional<DType> recoded_from = std::nullopt;  // the file's type, when re-encoded at load (kernels/ref/recode.h)
+  float scale = 1.0f;  // multiplies the matmul's output (NVFP4's per-tensor factor, GGUF "<name>.scale")
 
   bool present() const { return data != nullptr; }
   int64_t row_bytes() const { return dtype_row_bytes(type, cols); }
   const void* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(); }
 };
+
+inline ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols, w.packed, w.scale}; }
 
 // One expert's SwiGLU / GeGLU matrices: views into the layer's stacked expert tensors.
 struct ExpertWeights {

@@ -27,6 +27,8 @@ const std::vector<FileTypeInfo>& file_types() {
       {FileType::Q3_K_S, "Q3_K_S", DType::Q3_K, "Q3_K throughout"},
       {FileType::Q2_K, "Q2_K", DType::Q2_K, "Q2_K, attn_v and ffn_down Q3_K/Q4_K"},
       {FileType::Q2_K_S, "Q2_K_S", DType::Q2_K, "Q2_K, a few first-layer tensors Q4_K"},
+      {FileType::NVFP4, "NVFP4", DType::NVFP4, "4.5 bits per weight: E2M1, an E4M3 scale per 16, a factor per tensor"},
+      {FileType::MXFP4_MOE, "MXFP4_MOE", DType::MXFP4, "MXFP4 (4.25 bits) for MoE experts, Q8_0 for the rest"},
   };
   return types;
 }

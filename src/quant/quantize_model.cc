@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <map>
 #include <cstring>
 #include <optional>
 #include <thread>
@@ -9,6 +11,7 @@
 #include "bench/progress.h"
 #include "core/error.h"
 #include "kernels/ref/dequant.h"
+#include "kernels/ref/fp4.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "quant/block_quantize.h"
@@ -71,26 +74,73 @@ const float* importance_for(const QuantizeOptions& options, const gguf::TensorIn
   return w->data();
 }
 
+// The factors of `t`'s matrices (one per expert) from its ".scale" tensor in the input; empty
+// when it has none.
+std::vector<float> input_factors(const gguf::GgufFile& in, const gguf::TensorInfo& t) {
+  const std::string name = gguf::factor_name(t.name);
+  const gguf::TensorInfo* s = name.empty() ? nullptr : in.find_tensor(name);
+  if (!s) return {};
+  const int64_t experts = t.shape.size() > 2 ? t.shape[2] : 1;
+  if (s->type != DType::F32 || s->n_elements != experts)
+    fail("tensor '{}' must hold {} f32 factor(s) for '{}'", name, experts, t.name);
+  std::vector<float> out(static_cast<size_t>(experts));
+  std::memcpy(out.data(), s->data, size_t(experts) * 4);
+  return out;
+}
+
+// Row r of `t` as f32 (its input factor applied), in `row` unless it is f32 already.
+const float* f32_row(const gguf::TensorInfo& t, int64_t r, const std::vector<float>& factors, std::vector<float>& row) {
+  const int64_t n_per_row = t.shape[0];
+  const uint8_t* src = t.data + r * dtype_row_bytes(t.type, n_per_row);
+  if (t.type == DType::F32 && factors.empty()) return reinterpret_cast<const float*>(src);
+  row.resize(size_t(n_per_row));
+  ref::dequantize_row(t.type, src, row.data(), n_per_row);
+  if (!factors.empty()) {
+    const int64_t rows_per_expert = t.shape.size() > 1 ? t.shape[1] : 1;
+    const float f = factors[size_t(r / rows_per_expert)];
+    for (float& v : row) v *= f;
+  }
+  return row.data();
+}
+
+// NVFP4: one factor per matrix (expert) so that its group scales use E4M3's whole range.
+std::vector<float> nvfp4_factors(const gguf::TensorInfo& t, const std::vector<float>& in_factors, int threads) {
+  const int64_t rows_per_expert = t.shape.size() > 1 ? t.shape[1] : 1;
+  const int64_t experts = t.n_elements / t.shape[0] / rows_per_expert;
+  std::vector<float> amax(size_t(experts * rows_per_expert), 0.0f);
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
+  for (int64_t r = 0; r < experts * rows_per_expert; ++r) {
+    thread_local std::vector<float> row;
+    const float* x = f32_row(t, r, in_factors, row);
+    for (int64_t i = 0; i < t.shape[0]; ++i) amax[size_t(r)] = std::max(amax[size_t(r)], std::fabs(x[i]));
+  }
+  std::vector<float> out(static_cast<size_t>(experts));
+  for (int64_t e = 0; e < experts; ++e) {
+    const float m = *std::max_element(amax.begin() + e * rows_per_expert, amax.begin() + (e + 1) * rows_per_expert);
+    out[size_t(e)] = ref::nvfp4_global_scale(&m, 1);
+  }
+  return out;
+}
+
 // Quantizes rows [first, first + n) of `t` into `dst`, dequantizing each to f32 first.
-void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance, int64_t first, int64_t n, uint8_t* dst,
-                   int threads) {
+void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance, const std::vector<float>& in_factors,
+                   const std::vector<float>& out_factors, int64_t first, int64_t n, uint8_t* dst, int threads) {
   const int64_t n_per_row = t.shape[0];
   const int64_t rows_per_expert = t.shape.size() > 1 ? t.shape[1] : 1;
-  const int64_t src_row = dtype_row_bytes(t.type, n_per_row), dst_row = dtype_row_bytes(to, n_per_row);
+  const int64_t dst_row = dtype_row_bytes(to, n_per_row);
   const int64_t tasks = (n + kRowsPerTask - 1) / kRowsPerTask;
   std::string error;
 #pragma omp parallel num_threads(threads)
   {
-    std::vector<float> row(size_t(t.type == DType::F32 ? 0 : n_per_row));
+    std::vector<float> row;
 #pragma omp for schedule(dynamic)
     for (int64_t task = 0; task < tasks; ++task) {
       try {
         for (int64_t r = first + task * kRowsPerTask; r < std::min(first + n, first + (task + 1) * kRowsPerTask); ++r) {
-          const uint8_t* src = t.data + r * src_row;
-          const float* f32 = reinterpret_cast<const float*>(src);
-          if (t.type != DType::F32) {
-            ref::dequantize_row(t.type, src, row.data(), n_per_row);
-            f32 = row.data();
+          const float* f32 = f32_row(t, r, in_factors, row);
+          if (to == DType::NVFP4) {  // ggml's NVFP4 takes no importance weights either
+            ref::quantize_nvfp4(f32, dst + (r - first) * dst_row, n_per_row, out_factors[size_t(r / rows_per_expert)]);
+            continue;
           }
           const float* w = importance ? importance + (r / rows_per_expert) * n_per_row : nullptr;
           quantize_rows(to, f32, dst + (r - first) * dst_row, 1, n_per_row, w);
@@ -116,9 +166,25 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
   const std::vector<TypeChoice> choices = choose_types(descs, hints_of(in), options.rules);
   const std::vector<size_t> order = quantize_order(descs);
 
+  // An input's "<weight>.scale" factors go with their weight: folded into its values when the
+  // weight is requantized (and dropped), copied when the weight is.
+  std::map<std::string, bool> weight_requantized;
+  for (size_t i = 0; i < descs.size(); ++i) {
+    const TypeChoice& c = choices[i];
+    weight_requantized[descs[i].name] = c.quantize && c.type != descs[i].type;
+  }
+  const auto folded = [&](const std::string& name) {
+    constexpr std::string_view kSuffix = ".scale";
+    if (name.size() <= kSuffix.size() || name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) return false;
+    const auto it = weight_requantized.find(name.substr(0, name.size() - kSuffix.size()) + ".weight");
+    return it != weight_requantized.end() && it->second;
+  };
+  std::map<std::string, std::vector<int64_t>> factor_shapes;  // the factors ridge writes
+
   QuantizeReport report;
   for (size_t i : order) {
     const gguf::TensorInfo& t = in.tensors()[i];
+    if (folded(t.name)) continue;
     const TypeChoice& c = choices[i];
     TensorOutcome o{t.name, t.type, c.quantize ? c.type : t.type, t.n_bytes, 0, false, c.fell_back, false};
     o.quantized = o.to != o.from;
@@ -136,20 +202,36 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
     report.n_params += t.n_elements;
     ++report.type_counts[o.to];
     report.tensors.push_back(o);
+    if (o.quantized && o.to == DType::NVFP4) {
+      const int64_t experts = t.shape.size() > 2 ? t.shape[2] : 1;
+      TensorOutcome f{gguf::factor_name(t.name), DType::F32, DType::F32, 0, experts * 4, false, false, false, true};
+      if (f.name.empty()) fail("tensor '{}': an NVFP4 weight's name must end in .weight (its factor is <name>.scale)", t.name);
+      factor_shapes[f.name] = {experts};
+      report.bytes_out += f.bytes_out;
+      report.tensors.push_back(f);
+    }
   }
   if (options.dry_run) return report;
 
   gguf::GgufWriter out(options.output, in.alignment());
   copy_metadata(in, options, out);
-  for (const TensorOutcome& o : report.tensors) out.add_tensor(o.name, o.to, in.find_tensor(o.name)->shape);
+  for (const TensorOutcome& o : report.tensors)
+    out.add_tensor(o.name, o.to, o.factor ? factor_shapes.at(o.name) : in.find_tensor(o.name)->shape);
   out.write_header();
 
   std::optional<bench::ProgressBar> bar;
   if (options.progress) bar.emplace("quantize", report.bytes_in, bench::ProgressBar::Unit::Bytes);
   std::vector<uint8_t> buffer;
+  std::vector<float> factors;  // of the last NVFP4 weight, written right after it
   for (const TensorOutcome& o : report.tensors) {
+    if (o.factor) {
+      out.write_tensor_data(factors.data(), factors.size() * 4);
+      continue;
+    }
     const gguf::TensorInfo& t = *in.find_tensor(o.name);
     if (bar) bar->set_note(o.name);
+    const std::vector<float> in_factors = o.quantized ? input_factors(in, t) : std::vector<float>{};
+    if (o.quantized && o.to == DType::NVFP4) factors = nvfp4_factors(t, in_factors, threads);
     if (!o.quantized) {
       out.write_tensor_data(t.data, size_t(t.n_bytes));
     } else {
@@ -160,7 +242,7 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
       buffer.resize(size_t(slab * dst_row));
       for (int64_t r = 0; r < rows; r += slab) {
         const int64_t n = std::min(slab, rows - r);
-        quantize_slab(t, o.to, importance, r, n, buffer.data(), threads);
+        quantize_slab(t, o.to, importance, in_factors, factors, r, n, buffer.data(), threads);
         out.write_tensor_data(buffer.data(), size_t(n * dst_row));
       }
     }

@@ -33,6 +33,7 @@ struct TensorOutcome {
   bool quantized = false;   // false: bytes copied as they were
   bool fell_back = false;   // the row length forced a 32-block or F16 type
   bool used_imatrix = false;
+  bool factor = false;      // a "<weight>.scale" tensor ridge writes: the per-matrix factors of an NVFP4 weight
 };
 
 struct QuantizeReport {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <regex>
 
 #include "core/error.h"
 
@@ -62,6 +63,7 @@ DType fallback(DType t, const TensorDesc& tensor, bool& fell_back) {
     case DType::Q4_K: f = DType::Q5_0; break;
     case DType::Q5_K: f = DType::Q5_1; break;
     case DType::Q6_K: f = DType::Q8_0; break;
+    case DType::NVFP4: f = DType::MXFP4; break;  // 32-value blocks of 4-bit floats
     default:
       fail("tensor '{}': rows of {} are no multiple of the {}-element {} block", tensor.name, row,
            dtype_info(t).block_size, dtype_name(t));
@@ -76,9 +78,12 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   const bool moe8 = h.n_expert == 8;
   if (c == Category::Output || (tied && c == Category::TokenEmbd)) {
     if (r.output_type) return *r.output_type;
+    if (ft == F::MXFP4_MOE) return DType::Q8_0;
     if (tensor.shape[0] % dtype_info(t).block_size != 0) return DType::Q8_0;
     return t == DType::Q8_0 ? t : DType::Q6_K;
   }
+  if (ft == F::MXFP4_MOE)  // experts (stacked: a third dimension) in MXFP4, the rest in Q8_0
+    return tensor.shape.size() > 2 && tensor.shape[2] > 1 ? DType::MXFP4 : DType::Q8_0;
   if (c == Category::TokenEmbd) return r.token_embedding_type.value_or(t);
   if (is_attn_v_like(c)) {
     if (ft == F::Q2_K) t = gqa >= 4 ? DType::Q4_K : DType::Q3_K;
@@ -156,6 +161,14 @@ std::vector<TypeChoice> choose_types(const std::vector<TensorDesc>& tensors, con
     if (is_attn_v_like(c)) ++k.n_attn_v;
     if (c == Category::Output) tied = false;
   }
+  std::vector<std::pair<std::regex, DType>> patterns;
+  for (const auto& [pattern, type] : rules.tensor_types) {
+    try {
+      patterns.emplace_back(std::regex(pattern), type);
+    } catch (const std::regex_error& e) {
+      fail("--tensor-type: '{}' is not a regular expression ({})", pattern, e.what());
+    }
+  }
   std::vector<TypeChoice> out(tensors.size());
   for (size_t i : quantize_order(tensors)) {
     const TensorDesc& t = tensors[i];
@@ -170,7 +183,10 @@ std::vector<TypeChoice> choose_types(const std::vector<TensorDesc>& tensors, con
     } else if (c == Category::Output && rules.output_type) {
       type = *rules.output_type;
     } else if (is_block_quantized(base)) {
-      if (!rules.pure) type = mix_rule(type, t, c, hints, rules, tied, k);
+      const auto manual = std::find_if(patterns.begin(), patterns.end(),
+                                       [&](const auto& p) { return std::regex_search(t.name, p.first); });
+      if (manual != patterns.end()) type = manual->second;
+      else if (!rules.pure) type = mix_rule(type, t, c, hints, rules, tied, k);
       type = fallback(type, t, choice.fell_back);
     }
     if (t.shape[0] % dtype_info(type).block_size != 0)

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -37,6 +38,9 @@ struct TypeRules {
   std::optional<DType> output_type;           // --output-tensor-type
   std::optional<DType> token_embedding_type;  // --token-embedding-type
   bool pure = false;                          // --pure: the default type everywhere, no mix rules
+  // --tensor-type PATTERN=TYPE: the first pattern found in a tensor's name (ECMAScript regex, as
+  // llama-quantize searches it) gives its type in place of the mix rules.
+  std::vector<std::pair<std::string, DType>> tensor_types;
 };
 
 // The order llama.cpp writes tensors in (by layer, then name; non-layer tensors first). The

@@ -26,8 +26,9 @@ F16_FIELDS = {
     T.Q4_0: [0], T.Q4_1: [0, 2], T.Q5_0: [0], T.Q5_1: [0, 2], T.Q8_0: [0],
     T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
 }
-PACKAGE_QUANTIZES = [T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0]
-BLOCK_TYPES = list(F16_FIELDS) + [T.Q8_K]
+PACKAGE_QUANTIZES = [T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.MXFP4, T.NVFP4]
+# MXFP4 and NVFP4 scales are bytes (E8M0, unsigned E4M3): random bytes reach every one of them.
+BLOCK_TYPES = list(F16_FIELDS) + [T.Q8_K, T.MXFP4, T.NVFP4]
 N_BLOCKS = 4096
 
 
@@ -38,6 +39,19 @@ def ridge_dequant_raw(ridge_bin, qtype, raw: bytes) -> np.ndarray:
             f.write(raw)
         subprocess.run([ridge_bin, "dequant", "--type", qtype.name, "--raw", src, "-o", dst], check=True)
         return np.fromfile(dst, dtype=np.float32)
+
+
+def nvfp4_quantize(data: np.ndarray) -> np.ndarray:
+    """ggml's quantize_row_nvfp4_ref in numpy on the package's E4M3 codec (the package has no NVFP4
+    quantizer): per 16 values the scale E4M3(amax / 6), then the nearest code (the first on ties)."""
+    q = gguf.quants.NVFP4
+    groups = data.astype(np.float32).reshape(-1, 4, 16)
+    d_bytes = q.fp32_to_ue4m3(np.abs(groups).max(axis=-1) / np.float32(6.0))
+    d = q.ue4m3_to_fp32(d_bytes).astype(np.float32)[..., None, None]
+    kvalues = np.array(q.kvalues, dtype=np.float32)
+    codes = np.argmin(np.abs(kvalues * d - groups[..., None]), axis=-1).astype(np.uint8)  # (blocks, 4, 16)
+    qs = codes[..., :8] | (codes[..., 8:] << np.uint8(4))
+    return np.concatenate([d_bytes.astype(np.uint8), qs.reshape(-1, 32)], axis=-1).ravel()
 
 
 def reference(qtype, raw: np.ndarray) -> np.ndarray:
@@ -80,6 +94,8 @@ def random_blocks(rng, qtype) -> np.ndarray:
     if qtype == T.Q8_K:
         d = (rng.standard_normal(N_BLOCKS) * 0.01).astype(np.float32)
         raw[:, :4] = d.view(np.uint8).reshape(N_BLOCKS, 4)
+    if qtype == T.MXFP4:  # exponents whose 12 * 2^(e-128) stays finite
+        raw[:, 0] = rng.integers(0, 253, size=N_BLOCKS, dtype=np.uint8)
     for off in F16_FIELDS.get(qtype, []):
         raw[:, off:off + 2] = random_finite_f16(rng, N_BLOCKS).view(np.uint8).reshape(N_BLOCKS, 2)
     return raw.ravel()
@@ -96,7 +112,7 @@ def test_package_quantized(ridge_bin, qtype):
     rng = np.random.default_rng(100 + int(qtype))
     data = (rng.standard_normal((64, 512)) * rng.uniform(0.01, 3.0, size=(64, 1))).astype(np.float32)
     data[0, :64] = 0.0  # an all-zero block: scale 0
-    raw = np.asarray(gguf.quants.quantize(data, qtype)).view(np.uint8).ravel()
+    raw = nvfp4_quantize(data) if qtype == T.NVFP4 else np.asarray(gguf.quants.quantize(data, qtype)).view(np.uint8).ravel()
     ref = reference(qtype, raw) if qtype not in (T.F32, T.F16) else np.asarray(
         gguf.quants.dequantize(raw.view(np.float32 if qtype == T.F32 else np.float16), qtype), dtype=np.float32).ravel()
     check(ridge_dequant_raw(ridge_bin, qtype, raw.tobytes()), ref, f"{qtype.name} quantized by gguf")

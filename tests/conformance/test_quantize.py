@@ -11,9 +11,11 @@ import gguf
 import numpy as np
 import pytest
 
+from test_dequant import nvfp4_quantize
+
 SHAPE = ["--n-embd", "256", "--n-layer", "1", "--n-head", "4", "--n-head-kv", "2", "--n-ff", "512",
          "--n-vocab", "300"]
-TYPES = ["F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1"]
+TYPES = ["F16", "BF16", "Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "MXFP4", "NVFP4"]
 
 
 def synth(ridge_bin, path, type_name, seed=11):
@@ -36,7 +38,8 @@ def test_layer_matrices_match_the_gguf_package(ridge_bin, f32_tensors, tmp_path,
     for name in matrices:
         assert tensors[name].tensor_type == qtype, name
         source = np.asarray(f32_tensors[name].data, dtype=np.float32)
-        expected = np.asarray(gguf.quants.quantize(source, qtype)).view(np.uint8).reshape(-1)
+        expected = (nvfp4_quantize(source) if type_name == "NVFP4" else
+                    np.asarray(gguf.quants.quantize(source, qtype)).view(np.uint8).reshape(-1))
         actual = np.asarray(tensors[name].data).view(np.uint8).reshape(-1)
         assert actual.shape == expected.shape, name
         mismatched = np.flatnonzero(actual != expected)

@@ -33,6 +33,14 @@ std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols, uint
     return bytes;
   }
   for (auto& b : bytes) b = uint8_t(rng());
+  if (type == DType::MXFP4 || type == DType::NVFP4) {  // scales of weights near 0.01-0.1
+    for (size_t off = 0; off < bytes.size(); off += size_t(info.block_bytes)) {
+      if (type == DType::MXFP4) bytes[off] = uint8_t(116 + rng() % 6);
+      else
+        for (int s = 0; s < 4; ++s) bytes[off + size_t(s)] = uint8_t(rng() % 0x60);  // exponents 0..11, subnormals too
+    }
+    return bytes;
+  }
   // Where each block keeps its f16 scale: first, except Q6_K (last).
   const size_t d_offset = type == DType::Q6_K ? size_t(info.block_bytes) - 2 : 0;
   for (size_t off = 0; off < bytes.size(); off += size_t(info.block_bytes)) {
@@ -116,8 +124,8 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
         for (size_t i = 0; i < got.size(); ++i)
           ASSERT_NEAR(got[i], scalar_result[i], (bf16_inputs ? 4e-3 : 1e-5) * magnitude[i] + 1e-6)
               << isa_name(isa) << " vs scalar at " << i;
-        // The K quants have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
-        if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K) {
+        // The K quants and FP4 types have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
+        if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4) {
           for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], scalar_result[i]) << isa_name(isa) << " vs scalar at " << i;
         }
       }
@@ -127,7 +135,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
-                                           DType::Q4_K, DType::Q5_K, DType::Q6_K),
+                                           DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // A fused prologue gives the bits of running the element-wise op first, whether the kernels read

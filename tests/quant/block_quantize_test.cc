@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "kernels/ref/dequant.h"
+#include "kernels/ref/fp4.h"
 #include "quant/block_quantize.h"
 
 namespace ridge::quant {
@@ -124,6 +125,53 @@ TEST(BlockQuantize, RoundTripErrorIsBoundedOnAwkwardRows) {
         }
       }
     }
+  }
+}
+
+// MXFP4 and NVFP4 round trips: within half the largest gap between E2M1 values of the block's
+// scale (MXFP4 also clips the top of its binade: at most a quarter of amax), zeros exact, and
+// NVFP4 with its per-tensor factor is as accurate on small weights as on large ones (the factor
+// moves the E4M3 group scales out of their subnormal range).
+TEST(BlockQuantize, Fp4RoundTripsStayWithinTheFormatsSteps) {
+  for (const float amplitude : {1e-3f, 0.05f, 3.0f}) {
+    std::mt19937 rng(11);
+    std::normal_distribution<float> normal(0.0f, amplitude);
+    std::vector<float> x(4096), y(4096);
+    for (float& v : x) v = normal(rng);
+    std::fill(x.begin(), x.begin() + 64, 0.0f);
+    std::vector<uint8_t> bytes(size_t(dtype_row_bytes(DType::NVFP4, 4096)));
+    const float global = ref::nvfp4_global_scale(x.data(), 4096);
+    ref::quantize_nvfp4(x.data(), bytes.data(), 4096, global);
+    ref::dequantize_row(DType::NVFP4, bytes.data(), y.data(), 4096);
+    double err = 0, power = 0;
+    for (size_t g = 0; g < 4096; g += 16) {
+      float amax = 0;
+      for (size_t i = g; i < g + 16; ++i) amax = std::max(amax, std::fabs(x[i]));
+      for (size_t i = g; i < g + 16; ++i) {
+        const float got = y[i] * global;
+        ASSERT_LE(std::fabs(got - x[i]), 0.2f * amax + 1e-12f) << "NVFP4 amplitude " << amplitude << " i=" << i;
+        err += double(got - x[i]) * (got - x[i]), power += double(x[i]) * x[i];
+      }
+    }
+    EXPECT_LE(std::sqrt(err / power), 0.12) << "NVFP4 amplitude " << amplitude;
+    for (size_t i = 0; i < 64; ++i) EXPECT_EQ(y[i], 0.0f);
+    // quantize_rows is ggml's NVFP4: the factor 1.
+    std::vector<uint8_t> ggml(bytes.size()), one(bytes.size());
+    quantize_rows(DType::NVFP4, x.data(), ggml.data(), 1, 4096, nullptr);
+    ref::quantize_nvfp4(x.data(), one.data(), 4096, 1.0f);
+    EXPECT_EQ(ggml, one);
+
+    const auto m = round_trip(DType::MXFP4, x);
+    err = 0;
+    for (size_t b = 0; b < 4096; b += 32) {
+      float amax = 0;
+      for (size_t i = b; i < b + 32; ++i) amax = std::max(amax, std::fabs(x[i]));
+      for (size_t i = b; i < b + 32; ++i) {
+        ASSERT_LE(std::fabs(m[i] - x[i]), 0.26f * amax) << "MXFP4 amplitude " << amplitude << " i=" << i;
+        err += double(m[i] - x[i]) * (m[i] - x[i]);
+      }
+    }
+    EXPECT_LE(std::sqrt(err / power), 0.15) << "MXFP4 amplitude " << amplitude;
   }
 }
 

@@ -144,5 +144,35 @@ TEST(TensorTypes, BadShapesAreErrors) {
   EXPECT_THROW(choose_types(t, {"llama", 1, 1, 1, 0}, {FileType::Q4_0}), Error);
 }
 
+TEST(TensorTypes, Fp4FileTypesAndManualPatterns) {
+  const auto tensors = qwen2_tensors(4, 1536, 8960, 256, 151936);
+  const ModelHints hints{"qwen2", 4, 12, 2, 0};
+  // NVFP4: every layer matrix; the tied output gets Q6_K like every other block type's.
+  auto m = types_of(tensors, choose_types(tensors, hints, {FileType::NVFP4}));
+  EXPECT_EQ(m["blk.0.attn_q.weight"], DType::NVFP4);
+  EXPECT_EQ(m["blk.3.ffn_down.weight"], DType::NVFP4);
+  EXPECT_EQ(m["token_embd.weight"], DType::Q6_K);
+  // MXFP4_MOE on a dense model (llama.cpp's rule): no experts, so Q8_0 everywhere.
+  m = types_of(tensors, choose_types(tensors, hints, {FileType::MXFP4_MOE}));
+  EXPECT_EQ(m["blk.0.attn_q.weight"], DType::Q8_0);
+  EXPECT_EQ(m["token_embd.weight"], DType::Q8_0);
+  // --tensor-type: the first matching pattern wins over the mix; the rest keep the rules.
+  TypeRules rules{FileType::MXFP4_MOE};
+  rules.tensor_types = {{"ffn_(up|gate)", DType::MXFP4}, {"blk\\.", DType::Q4_0}};
+  m = types_of(tensors, choose_types(tensors, hints, rules));
+  EXPECT_EQ(m["blk.1.ffn_up.weight"], DType::MXFP4);
+  EXPECT_EQ(m["blk.1.ffn_gate.weight"], DType::MXFP4);
+  EXPECT_EQ(m["blk.1.attn_v.weight"], DType::Q4_0);
+  EXPECT_EQ(m["token_embd.weight"], DType::Q8_0);
+  // Experts (a third dimension) are MXFP4_MOE's MXFP4 tensors.
+  const std::vector<TensorDesc> moe = {{"blk.0.ffn_up_exps.weight", DType::BF16, {1536, 512, 8}},
+                                       {"blk.0.attn_q.weight", DType::BF16, {1536, 1536}}};
+  m = types_of(moe, choose_types(moe, {"qwen2moe", 1, 12, 2, 8}, {FileType::MXFP4_MOE}));
+  EXPECT_EQ(m["blk.0.ffn_up_exps.weight"], DType::MXFP4);
+  EXPECT_EQ(m["blk.0.attn_q.weight"], DType::Q8_0);
+  rules.tensor_types = {{"([", DType::Q4_0}};
+  EXPECT_THROW(choose_types(tensors, hints, rules), Error);
+}
+
 }  // namespace
 }  // namespace ridge::quant

@@ -45,6 +45,7 @@ DeviceModel::DeviceModel(const Model& model, bool gemm_copies) {
 
 DeviceWeight DeviceModel::upload(const WeightRef& w, bool gemm_copy) {
   if (!w.present()) fail("CUDA upload: a weight matrix is missing");
+  if (w.scale != 1.0f) fail("CUDA upload: per-tensor output factors (GGUF .scale tensors of NVFP4 weights) do not run on the GPU yet");
   DeviceWeight out;
   if (device_weight_type(w.type)) {
     const WeightSections sec = weight_sections(w.type, w.rows, w.cols);

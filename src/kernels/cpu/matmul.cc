@@ -205,36 +205,42 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
           bf16_gemm_amx({job.w.type, w, job.w.packed, job.w.rows, cols, begin, end,
                          scratch.bf16_tiles.data() + bf16_tile_first[size_t(input)] * bf16_tile_words, n_tokens, job.y,
                          job.w.rows});
-          continue;
+          break;
         case Path::Packed: {
           PackedDotTask task{job.w.type, w, job.w.rows, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows};
           if (const int64_t tile = tile_first[size_t(input)]; tile >= 0)  // set only where the AMX kernel runs
             task.tiled = {scratch.tiled_q.data() + tile * n_blocks * kTiledBlockBytes,
                           scratch.tiled_scales.data() + tile * n_blocks * kTiledBlockScales};
           packed_dot_for(isa, job.w.type, n_tokens)(task);
-          continue;
+          break;
         }
         case Path::Quant:
           quant_dot({job.w.type, w, row_bytes, n_blocks, begin, end, acts, n_tokens, job.y, job.w.rows});
-          continue;
+          break;
         case Path::Bf16:
           bf16_dot_avx512({w, row_bytes, cols, begin, end, scratch.bf16.data() + t0 * cols, n_tokens, job.y, job.w.rows});
-          continue;
+          break;
         case Path::Float:
           float_dot_avx2({job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows});
-          continue;
-        case Path::Dequantized: break;
-      }
-      auto& row = scratch.rows[size_t(thread)];
-      row.resize(size_t(cols));
-      for (int64_t r = begin; r < end; ++r) {
-        if (job.w.packed) {
-          dequantize_packed_row(job.w.type, w, job.w.rows, cols, r, row.data());
-        } else {
-          ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+          break;
+        case Path::Dequantized: {
+          auto& row = scratch.rows[size_t(thread)];
+          row.resize(size_t(cols));
+          for (int64_t r = begin; r < end; ++r) {
+            if (job.w.packed) {
+              dequantize_packed_row(job.w.type, w, job.w.rows, cols, r, row.data());
+            } else {
+              ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+            }
+            for (int64_t t = 0; t < n_tokens; ++t) job.y[t * job.w.rows + r] = dot_f32(row.data(), x + t * cols, cols);
+          }
+          break;
         }
-        for (int64_t t = 0; t < n_tokens; ++t) job.y[t * job.w.rows + r] = dot_f32(row.data(), x + t * cols, cols);
       }
+      // The per-tensor factor, on the rows this thread just wrote (still in cache).
+      if (job.w.scale != 1.0f)
+        for (int64_t t = 0; t < n_tokens; ++t)
+          for (int64_t r = begin; r < end; ++r) job.y[t * job.w.rows + r] *= job.w.scale;
     }
   });
 }

@@ -5,6 +5,7 @@
 
 #include "core/fp16.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/fp4.h"
 #include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
@@ -38,7 +39,7 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 
 bool quant_dot_supported(DType type) {
   return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
-         type == DType::Q6_K;
+         type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4;
 }
 
 namespace {
@@ -93,9 +94,46 @@ void q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits
   }
 }
 
+// MXFP4 / NVFP4 in the arithmetic of every kernel (quant_dot_simd.h): eight lanes, lane l holding
+// the exact integer Σ w·a over values 4l..4l+3 of each 32-value block, fused into its own chain
+// acc[l] = fma(float(sum), d_l * a.d, acc[l]) with d_l the scale of the lane's values; the row's
+// result is the lanes' sum in the tree of an AVX2 horizontal add.
+float fp4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64_t n_blocks) {
+  float acc[8] = {};
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    int32_t code[32];  // the block's values in order, as integers
+    float lane_d[8];
+    if (type == DType::MXFP4) {
+      const uint8_t* blk = row + b * 17;
+      for (int j = 0; j < 16; ++j) code[j] = ref::kFp4Values[blk[1 + j] & 0x0f], code[j + 16] = ref::kFp4Values[blk[1 + j] >> 4];
+      for (float& d : lane_d) d = ref::e8m0_half(blk[0]);
+    } else {  // the 16-value groups 2h and 2h + 1 of a 64-value block
+      const uint8_t* blk = row + (b / 2) * 36;
+      const int h = int(b & 1);
+      for (int g = 0; g < 2; ++g) {
+        const uint8_t* qs = blk + 4 + 8 * (2 * h + g);
+        for (int j = 0; j < 8; ++j) code[16 * g + j] = ref::kFp4Values[qs[j] & 0x0f], code[16 * g + j + 8] = ref::kFp4Values[qs[j] >> 4];
+      }
+      for (int l = 0; l < 8; ++l) lane_d[l] = ref::ue4m3_half(blk[2 * h + l / 4]);
+    }
+    for (int l = 0; l < 8; ++l) {
+      int32_t sum = 0;
+      for (int i = 4 * l; i < 4 * l + 4; ++i) sum += code[i] * acts[b].q[i];
+      acc[l] = std::fma(float(sum), lane_d[l] * acts[b].d, acc[l]);
+    }
+  }
+  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
 }  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
+  if (task.type == DType::MXFP4 || task.type == DType::NVFP4) {
+    for (int64_t r = task.row_begin; r < task.row_end; ++r)
+      for (int64_t t = 0; t < task.n_tokens; ++t)
+        task.y[t * task.y_stride + r] = fp4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
+    return;
+  }
   if (task.type == DType::Q6_K || task.type == DType::Q4_K || task.type == DType::Q5_K) {
     const bool q6 = task.type == DType::Q6_K, q5 = task.type == DType::Q5_K;
     const int64_t super_bytes = dtype_info(task.type).block_bytes;

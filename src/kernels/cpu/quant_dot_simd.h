@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/fp4.h"
 #include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
@@ -58,17 +59,57 @@ struct WeightBlock {
   __m256i q;
   float d;
   float offset_min;  // multiplies act.s (Q4_1's minimum, as llama.cpp applies it)
+  __m256 lane_d;     // NVFP4: the scale of each lane's values (lanes 0-3: the first 16, 4-7: the next)
 };
+
+// MXFP4 / NVFP4 codes (nibbles 0..15) to their signed integer values (kernels/ref/fp4.h).
+inline __m256i fp4_values(__m256i codes) {
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ref::kFp4Values)));
+  return _mm256_shuffle_epi8(table, codes);
+}
+
+// Unsigned E4M3 bytes to half their value (ref::ue4m3_half), by table.
+struct Ue4m3Table {
+  float half[256];
+  Ue4m3Table() {
+    for (int i = 0; i < 256; ++i) half[i] = ref::ue4m3_half(uint8_t(i));
+  }
+};
+inline const Ue4m3Table kUe4m3;
+
+// Activation block b (32 values) of a row of MXFP4 or NVFP4 blocks, or of the 32-value types.
+template <DType T>
+inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_bytes);
 
 template <DType T>
 inline WeightBlock load_block(const uint8_t* p) {
   if constexpr (T == DType::Q4_0) {
     // Signed q - 8, dotted with the sign trick: the same exact int32 lanes as llama.cpp.
-    return {_mm256_sub_epi8(unpack_nibbles(p + 2), _mm256_set1_epi8(8)), load_f16(p), 0.0f};
+    return {_mm256_sub_epi8(unpack_nibbles(p + 2), _mm256_set1_epi8(8)), load_f16(p), 0.0f, _mm256_setzero_ps()};
   } else if constexpr (T == DType::Q4_1) {
-    return {unpack_nibbles(p + 4), load_f16(p), load_f16(p + 2)};
+    return {unpack_nibbles(p + 4), load_f16(p), load_f16(p + 2), _mm256_setzero_ps()};
   } else {  // Q8_0
-    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2)), load_f16(p), 0.0f};
+    return {_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 2)), load_f16(p), 0.0f, _mm256_setzero_ps()};
+  }
+}
+
+template <DType T>
+inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_bytes) {
+  if constexpr (T == DType::MXFP4) {
+    const uint8_t* p = row + b * 17;
+    return {fp4_values(unpack_nibbles(p + 1)), ref::e8m0_half(p[0]), 0.0f, _mm256_setzero_ps()};
+  } else if constexpr (T == DType::NVFP4) {
+    // Two 16-value groups of a 64-value block: nibbles low then high within each group's 8 bytes.
+    const uint8_t* p = row + (b >> 1) * 36;
+    const int h = int(b & 1);
+    const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 4 + 16 * h));
+    const __m128i mask = _mm_set1_epi8(0x0f);
+    const __m128i lo = _mm_and_si128(x, mask), hi = _mm_and_si128(_mm_srli_epi16(x, 4), mask);
+    const __m256i codes = _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
+    const float d0 = kUe4m3.half[p[2 * h]], d1 = kUe4m3.half[p[2 * h + 1]];
+    return {fp4_values(codes), 0.0f, 0.0f, _mm256_set_ps(d1, d1, d1, d1, d0, d0, d0, d0)};
+  } else {
+    return load_block<T>(row + b * block_bytes);
   }
 }
 
@@ -110,13 +151,16 @@ inline void dot_tile(const uint8_t* rows, int64_t row_bytes, int64_t n_blocks, c
       // Decode streams each row once: ask for its bytes 2 KiB ahead (a block is at most 34 bytes,
       // so every cache line is asked for).
       if constexpr (NT == 1) _mm_prefetch(reinterpret_cast<const char*>(rows + r * row_bytes + b * block_bytes) + 2048, _MM_HINT_T0);
-      wb[r] = load_block<T>(rows + r * row_bytes + b * block_bytes);
+      wb[r] = load_block_at<T>(rows + r * row_bytes, b, block_bytes);
     }
     for (int t = 0; t < NT; ++t) {
       const ActBlock& a = acts[t * act_stride + b];
       for (int r = 0; r < NR; ++r) {
         const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb[r], a));
-        acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wb[r].d * a.d), sums, acc[r][t]);
+        if constexpr (T == DType::NVFP4)
+          acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wb[r].lane_d, _mm256_set1_ps(a.d)), sums, acc[r][t]);
+        else
+          acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wb[r].d * a.d), sums, acc[r][t]);
         if constexpr (T == DType::Q4_1) offset_sum[r][t] += wb[r].offset_min * a.s;
       }
     }
@@ -336,9 +380,11 @@ void run_tiled(const QuantDotTask& task) {
 template <DType T>
 struct BlockTiles {
   static constexpr int kDecodeRows = 4;
+  // Bytes per 32 values (NVFP4's 64-value blocks: 18 on average, for the prefetch distance).
+  static constexpr int64_t kBytes32 = T == DType::NVFP4 ? 18 : T == DType::MXFP4 ? 17 : T == DType::Q8_0 ? 34 : T == DType::Q4_1 ? 20 : 18;
   template <int NR, int NT>
   static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
-    run_tile<T, NR, NT>(task, r, t, dtype_info(T).block_bytes);
+    run_tile<T, NR, NT>(task, r, t, kBytes32);
   }
 };
 
@@ -366,6 +412,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q4_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_0>>(task);
     case DType::Q4_1: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q4_1>>(task);
     case DType::Q8_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q8_0>>(task);
+    case DType::MXFP4: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::MXFP4>>(task);
+    case DType::NVFP4: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::NVFP4>>(task);
     case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q4_K>>(task);
     case DType::Q5_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q5_K>>(task);
     case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q6Tiles>(task);

@@ -49,4 +49,8 @@ void dequantize_q5_k(const uint8_t* src, float* dst, int64_t n_blocks);
 void dequantize_q6_k(const uint8_t* src, float* dst, int64_t n_blocks);
 void dequantize_q8_k(const uint8_t* src, float* dst, int64_t n_blocks);
 
+// 4-bit float blocks (dequant_fp4.cc; layouts in fp4.h).
+void dequantize_mxfp4(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_nvfp4(const uint8_t* src, float* dst, int64_t n_blocks);
+
 }  // namespace ridge::ref

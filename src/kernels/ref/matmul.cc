@@ -16,7 +16,7 @@ void matmul(const WeightMatrix& w, const float* x, int64_t n_tokens, float* y) {
       const float* xt = x + t * w.cols;
       float sum = 0.0f;
       for (int64_t c = 0; c < w.cols; ++c) sum += row[size_t(c)] * xt[c];
-      y[t * w.rows + r] = sum;
+      y[t * w.rows + r] = w.scale == 1.0f ? sum : sum * w.scale;
     }
   }
 }

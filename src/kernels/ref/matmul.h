@@ -14,6 +14,7 @@ struct WeightMatrix {
   int64_t rows;
   int64_t cols;
   bool packed = false;  // rows in the CPU kernels' packed layout (kernels/cpu/packed_layout.h)
+  float scale = 1.0f;   // multiplies every output (NVFP4's per-tensor factor, GGUF "<name>.scale")
 };
 
 // x: (n_tokens, w.cols) f32, y: (n_tokens, w.rows) f32.

@@ -13,7 +13,8 @@ namespace ridge::ref {
 // Throws Error for a type without a quantizer or a bad `n`.
 void quantize_row(DType type, const float* src, void* dst, int64_t n);
 
-// True for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1.
+// True for F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4, NVFP4 (the latter with a per-tensor
+// factor of 1, as ggml writes it; ref::quantize_nvfp4 takes one).
 bool can_quantize(DType type);
 
 }  // namespace ridge::ref

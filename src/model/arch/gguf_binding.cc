@@ -1,5 +1,8 @@
 #include "model/arch/gguf_binding.h"
 
+#include <cmath>
+#include <cstring>
+
 #include "core/error.h"
 #include "kernels/ref/dequant.h"
 
@@ -13,6 +16,20 @@ std::string shape_string(const std::vector<int64_t>& shape) {
 }
 
 }  // namespace
+
+std::vector<float> TensorBinder::output_scales(const std::string& weight, int64_t n) const {
+  const std::string name = gguf::factor_name(weight);
+  const gguf::TensorInfo* t = name.empty() ? nullptr : file_.find_tensor(name);
+  if (!t) return std::vector<float>(size_t(n), 1.0f);
+  int64_t count = 1;
+  for (int64_t d : t->shape) count *= d;
+  if (t->type != DType::F32 || count != n) fail("tensor '{}' must be {} f32 value(s), one per matrix of '{}'", name, n, weight);
+  std::vector<float> out(static_cast<size_t>(n));
+  std::memcpy(out.data(), t->data, size_t(n) * 4);
+  for (float v : out)
+    if (!std::isfinite(v) || v == 0.0f) fail("tensor '{}' holds {}, not a finite non-zero factor", name, v);
+  return out;
+}
 
 int64_t GgufHparams::required_int(const std::string& key) const {
   return file_.get(prefix_ + key).as_int(prefix_ + key);
@@ -43,7 +60,9 @@ const gguf::TensorInfo& TensorBinder::find(const std::string& name, const std::v
 WeightRef TensorBinder::matrix(const std::string& name, int64_t rows, int64_t cols, bool required) {
   if (!required && !has(name)) return {};
   const gguf::TensorInfo& t = find(name, {cols, rows});
-  return WeightRef{t.type, t.data, rows, cols};
+  WeightRef w{t.type, t.data, rows, cols};
+  if (rows > 1) w.scale = output_scales(name, 1)[0];
+  return w;
 }
 
 WeightRef TensorBinder::vector(const std::string& name, int64_t n, bool required) {
@@ -58,6 +77,8 @@ float* TensorBinder::f32_copy(const std::string& name, int64_t rows, int64_t col
   const WeightRef w = matrix(name, rows, cols);
   float* out = f32_storage(rows * cols);
   for (int64_t r = 0; r < rows; ++r) ref::dequantize_row(w.type, w.row(r), out + r * cols, cols);
+  if (w.scale != 1.0f)
+    for (int64_t i = 0; i < rows * cols; ++i) out[i] *= w.scale;
   return out;
 }
 
@@ -66,9 +87,11 @@ float* TensorBinder::f32_storage(int64_t n) { return f32_copies_.emplace_back(si
 std::vector<WeightRef> TensorBinder::stacked(const std::string& name, int64_t n, int64_t rows, int64_t cols) {
   const gguf::TensorInfo& t = find(name, {cols, rows, n});
   std::vector<WeightRef> out;
+  const std::vector<float> scales = output_scales(name, n);
   for (int64_t i = 0; i < n; ++i) {
     WeightRef w{t.type, nullptr, rows, cols};
     w.data = t.data + i * rows * w.row_bytes();
+    w.scale = scales[size_t(i)];
     out.push_back(w);
   }
   return out;

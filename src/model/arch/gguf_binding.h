@@ -48,6 +48,8 @@ class TensorBinder {
   float* f32_storage(int64_t n);
 
  private:
+  // The n per-matrix output factors of a weight ("<name>.scale", f32; 1 where there is none).
+  std::vector<float> output_scales(const std::string& weight, int64_t n) const;
   const gguf::TensorInfo& find(const std::string& name, const std::vector<int64_t>& shape) const;
   const gguf::GgufFile& file_;
   std::vector<std::vector<float>>& f32_copies_;

@@ -13,7 +13,6 @@
 namespace ridge {
 namespace {
 
-ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols, w.packed}; }
 cpu::MatmulJob job(const WeightRef& w, float* y) { return {as_matrix(w), y}; }
 const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
 

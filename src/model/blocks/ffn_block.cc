@@ -8,7 +8,7 @@
 namespace ridge {
 namespace {
 
-cpu::MatmulJob job(const WeightRef& w, float* y) { return {{w.type, w.data, w.rows, w.cols, w.packed}, y}; }
+cpu::MatmulJob job(const WeightRef& w, float* y) { return {as_matrix(w), y}; }
 const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.data); }
 
 }  // namespace

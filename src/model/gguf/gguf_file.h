@@ -84,4 +84,12 @@ class GgufFile {
   std::map<std::string, size_t, std::less<>> tensor_index_;
 };
 
+// "blk.0.attn_q.weight" -> "blk.0.attn_q.scale": where a weight's per-matrix output factors live
+// (NVFP4's global scale, as llama.cpp's converter writes it); empty for a name without ".weight".
+inline std::string factor_name(const std::string& weight) {
+  constexpr std::string_view kSuffix = ".weight";
+  if (weight.size() <= kSuffix.size() || weight.compare(weight.size() - kSuffix.size(), kSuffix.size(), kSuffix) != 0) return {};
+  return weight.substr(0, weight.size() - kSuffix.size()) + ".scale";
+}
+
 }  // namespace ridge::gguf
