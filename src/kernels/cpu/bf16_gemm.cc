@@ -11,7 +11,7 @@
 namespace ridge::cpu {
 
 bool bf16_gemm_supported(DType type, bool packed) {
-  if (packed) return packable(type);
+  if (packed) return packable(type) && type != DType::MXFP4 && type != DType::NVFP4;  // no FP4 tile decoder yet
   // Any type the reference dequantizes whose blocks tile the kernel's 1,024-value slices, but not
   // F32 and F16: their matrices (routers, small heads) are stored wide to stay precise.
   if (type == DType::F32 || type == DType::F16) return false;

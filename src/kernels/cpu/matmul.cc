@@ -39,7 +39,8 @@ using PackedDotFn = void (*)(const PackedDotTask&);
 // AMX pays off once a tile of tokens is nearly full; every choice gives the same bits.
 constexpr int64_t kAmxMinTokens = 16;
 bool uses_amx(Isa isa, DType type, int64_t n_tokens) {
-  return isa == Isa::Avx512Vnni && type != DType::Q6_K && n_tokens >= kAmxMinTokens && amx_usable();
+  return isa == Isa::Avx512Vnni && (type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0) &&
+         n_tokens >= kAmxMinTokens && amx_usable();
 }
 PackedDotFn packed_dot_for(Isa isa, DType type, int64_t n_tokens) {
   if (isa != Isa::Avx512Vnni) return packed_dot_scalar;

@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "kernels/cpu/packed_layout.h"
+#include "kernels/cpu/packed_fp4.h"
 #include "kernels/cpu/packed_q6k.h"
 
 namespace ridge::cpu {
@@ -147,6 +148,7 @@ void packed_dot_avx512vnni(const PackedDotTask& task) {
     case DType::Q4_1: return run<DType::Q4_1>(task);
     case DType::Q8_0: return run<DType::Q8_0>(task);
     case DType::Q6_K: return q6k_packed::dot_avx512vnni(task);
+    case DType::MXFP4: case DType::NVFP4: return fp4_packed::dot_avx512vnni(task);
     default: break;
   }
 }

@@ -27,7 +27,7 @@ namespace ridge::cpu {
 
 inline constexpr int64_t kTileRows = 16;
 
-bool packable(DType type);  // Q4_0, Q4_1, Q8_0, Q6_K
+bool packable(DType type);  // Q4_0, Q4_1, Q8_0, Q6_K, MXFP4, NVFP4 (packed_fp4.h)
 
 // Byte sizes of one block of a packable type: its scale (+ minimum) header, all of it, and one
 // block of a full tile of sixteen rows.
