@@ -84,7 +84,9 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   }
   if (ft == F::MXFP4_MOE)  // experts (stacked: a third dimension) in MXFP4, the rest in Q8_0
     return tensor.shape.size() > 2 && tensor.shape[2] > 1 ? DType::MXFP4 : DType::Q8_0;
-  if (c == Category::TokenEmbd) return r.token_embedding_type.value_or(t);
+  // NVFP4's token embedding is a table lookup, not a matmul: llama.cpp applies no per-tensor factor
+  // to it, so it gets the nearest K type instead (as Q4_K_M's does).
+  if (c == Category::TokenEmbd) return r.token_embedding_type.value_or(ft == F::NVFP4 ? DType::Q4_K : t);
   if (is_attn_v_like(c)) {
     if (ft == F::Q2_K) t = gqa >= 4 ? DType::Q4_K : DType::Q3_K;
     else if (ft == F::Q2_K_S && gqa >= 4) t = DType::Q4_K;

@@ -152,6 +152,11 @@ TEST(TensorTypes, Fp4FileTypesAndManualPatterns) {
   EXPECT_EQ(m["blk.0.attn_q.weight"], DType::NVFP4);
   EXPECT_EQ(m["blk.3.ffn_down.weight"], DType::NVFP4);
   EXPECT_EQ(m["token_embd.weight"], DType::Q6_K);
+  auto untied = tensors;
+  untied.push_back({"output.weight", DType::BF16, {1536, 151936}});
+  m = types_of(untied, choose_types(untied, hints, {FileType::NVFP4}));
+  EXPECT_EQ(m["token_embd.weight"], DType::Q4_K);  // a lookup: llama.cpp has no factor for it
+  EXPECT_EQ(m["output.weight"], DType::Q6_K);
   // MXFP4_MOE on a dense model (llama.cpp's rule): no experts, so Q8_0 everywhere.
   m = types_of(tensors, choose_types(tensors, hints, {FileType::MXFP4_MOE}));
   EXPECT_EQ(m["blk.0.attn_q.weight"], DType::Q8_0);
