@@ -23,7 +23,8 @@ struct QuantizeArgs {
   std::string output_tensor_type, token_embedding_type, imatrix;
   std::string gate;  // quality gate spec (cli/quality_gate.h); empty: none
   std::vector<std::string> tensor_types;  // PATTERN=TYPE
-  bool pure = false, json = false, dry_run = false, quiet = false;
+  bool pure = false, json = false, dry_run = false, quiet = false, awq = false;
+  std::string awq_rounding = "weighted";
   int threads = 0;
 };
 
@@ -45,12 +46,15 @@ nlohmann::json report_json(const quant::QuantizeReport& r, const QuantizeArgs& a
     tensors.push_back({{"name", t.name}, {"from", dtype_name(t.from)}, {"to", dtype_name(t.to)}, {"bytes_in", t.bytes_in},
                        {"bytes_out", t.bytes_out}, {"quantized", t.quantized}, {"fell_back", t.fell_back},
                        {"imatrix", t.used_imatrix}});
+  nlohmann::json awq = nlohmann::json::array();
+  for (const auto& g : r.awq_groups)
+    awq.push_back({{"group", g.name}, {"alpha", g.alpha}, {"error_plain", g.error_plain}, {"error_scaled", g.error_scaled}});
   nlohmann::json types = nlohmann::json::object();
   for (const auto& [type, n] : r.type_counts) types[std::string(dtype_name(type))] = n;
   return {{"input", args.input}, {"output", args.dry_run ? "" : args.output}, {"file_type", args.type},
           {"n_params", r.n_params}, {"bytes_in", r.bytes_in}, {"bytes_out", r.bytes_out},
           {"bits_per_weight", r.n_params ? 8.0 * double(r.bytes_out) / double(r.n_params) : 0.0},
-          {"seconds", r.seconds}, {"tensor_types", types}, {"tensors", tensors}};
+          {"seconds", r.seconds}, {"tensor_types", types}, {"tensors", tensors}, {"awq", awq}};
 }
 
 void print_summary(const quant::QuantizeReport& r, const QuantizeArgs& args) {
@@ -59,6 +63,13 @@ void print_summary(const quant::QuantizeReport& r, const QuantizeArgs& args) {
   int fell_back = 0;
   for (const auto& t : r.tensors) fell_back += t.fell_back;
   if (fell_back) std::printf("%d tensors have rows that do not fit 256-element blocks and got a 32-block type\n", fell_back);
+  if (!r.awq_groups.empty()) {
+    int scaled = 0;
+    double plain = 0, awq = 0, alpha = 0;
+    for (const auto& g : r.awq_groups) scaled += g.alpha > 0, plain += g.error_plain, awq += g.error_scaled, alpha += g.alpha;
+    std::printf("awq: %d of %zu groups scaled (mean alpha %.2f); expected output error %.3g -> %.3g (%.1f%% less)\n", scaled,
+                r.awq_groups.size(), alpha / double(r.awq_groups.size()), plain, awq, plain > 0 ? 100 * (1 - awq / plain) : 0.0);
+  }
   std::printf("%s: %.1f MiB -> %.1f MiB (%.2f bits per weight)%s\n", args.type.c_str(), double(r.bytes_in) / 1048576,
               double(r.bytes_out) / 1048576, r.n_params ? 8.0 * double(r.bytes_out) / double(r.n_params) : 0.0,
               args.dry_run ? ", dry run: nothing written" : fmt::format(" in {:.1f} s -> {}", r.seconds, args.output).c_str());
@@ -88,6 +99,9 @@ void run_quantize(const QuantizeArgs& args) {
     options.imatrix_file = args.imatrix;
     options.rules.has_imatrix = true;
   }
+  options.awq = args.awq;
+  if (args.awq_rounding != "weighted" && args.awq_rounding != "plain") fail("--awq-rounding: weighted or plain, not '{}'", args.awq_rounding);
+  options.awq_weighted_rounding = args.awq_rounding == "weighted";
   options.threads = args.threads;
   options.progress = !args.quiet && !args.json;
   options.dry_run = args.dry_run;
@@ -129,6 +143,12 @@ void add_quantize_command(CLI::App& app) {
   cmd->add_option("--imatrix", args->imatrix, "importance matrix (ridge imatrix or llama-imatrix GGUF)");
   cmd->add_option("--tensor-type", args->tensor_types,
                   "PATTERN=TYPE: tensors whose name matches the regex get TYPE (repeatable; e.g. 'blk\\..*=mxfp4')");
+  cmd->add_flag("--awq", args->awq,
+                 "activation-aware scaling (AWQ): salient input channels scaled up before rounding, the inputs scaled "
+                 "down in the norms / ffn_up rows; needs --imatrix; the file stays a plain GGUF");
+  cmd->add_option("--awq-rounding", args->awq_rounding,
+                  "with --awq: 'weighted' rounds with the imatrix's column weights too, 'plain' rounds as AWQ does")
+      ->capture_default_str();
   cmd->add_flag("--pure", args->pure, "the file type's block type for every tensor, no mix rules");
   cmd->add_option("-t,--threads", args->threads, "threads (default: one per core)");
   cmd->add_flag("--dry-run", args->dry_run, "print the types and sizes, write nothing");

@@ -88,11 +88,12 @@ std::vector<float> input_factors(const gguf::GgufFile& in, const gguf::TensorInf
   return out;
 }
 
-// Row r of `t` as f32 (its input factor applied), in `row` unless it is f32 already.
-const float* f32_row(const gguf::TensorInfo& t, int64_t r, const std::vector<float>& factors, std::vector<float>& row) {
+// Row r of `t` as f32 (its input factor and AWQ's scaling applied), in `row` unless it is f32 already.
+const float* f32_row(const gguf::TensorInfo& t, int64_t r, const std::vector<float>& factors, const AwqTransform* awq,
+                     std::vector<float>& row) {
   const int64_t n_per_row = t.shape[0];
   const uint8_t* src = t.data + r * dtype_row_bytes(t.type, n_per_row);
-  if (t.type == DType::F32 && factors.empty()) return reinterpret_cast<const float*>(src);
+  if (t.type == DType::F32 && factors.empty() && !awq) return reinterpret_cast<const float*>(src);
   row.resize(size_t(n_per_row));
   ref::dequantize_row(t.type, src, row.data(), n_per_row);
   if (!factors.empty()) {
@@ -100,6 +101,7 @@ const float* f32_row(const gguf::TensorInfo& t, int64_t r, const std::vector<flo
     const float f = factors[size_t(r / rows_per_expert)];
     for (float& v : row) v *= f;
   }
+  if (awq) apply_awq(*awq, r, row.data(), n_per_row);
   return row.data();
 }
 
@@ -111,7 +113,7 @@ std::vector<float> nvfp4_factors(const gguf::TensorInfo& t, const std::vector<fl
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 16)
   for (int64_t r = 0; r < experts * rows_per_expert; ++r) {
     thread_local std::vector<float> row;
-    const float* x = f32_row(t, r, in_factors, row);
+    const float* x = f32_row(t, r, in_factors, nullptr, row);
     for (int64_t i = 0; i < t.shape[0]; ++i) amax[size_t(r)] = std::max(amax[size_t(r)], std::fabs(x[i]));
   }
   std::vector<float> out(static_cast<size_t>(experts));
@@ -124,7 +126,8 @@ std::vector<float> nvfp4_factors(const gguf::TensorInfo& t, const std::vector<fl
 
 // Quantizes rows [first, first + n) of `t` into `dst`, dequantizing each to f32 first.
 void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance, const std::vector<float>& in_factors,
-                   const std::vector<float>& out_factors, int64_t first, int64_t n, uint8_t* dst, int threads) {
+                   const AwqTransform* awq, const std::vector<float>& out_factors, int64_t first, int64_t n, uint8_t* dst,
+                   int threads) {
   const int64_t n_per_row = t.shape[0];
   const int64_t rows_per_expert = t.shape.size() > 1 ? t.shape[1] : 1;
   const int64_t dst_row = dtype_row_bytes(to, n_per_row);
@@ -137,7 +140,7 @@ void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance,
     for (int64_t task = 0; task < tasks; ++task) {
       try {
         for (int64_t r = first + task * kRowsPerTask; r < std::min(first + n, first + (task + 1) * kRowsPerTask); ++r) {
-          const float* f32 = f32_row(t, r, in_factors, row);
+          const float* f32 = f32_row(t, r, in_factors, awq, row);
           if (to == DType::NVFP4) {  // ggml's NVFP4 takes no importance weights either
             ref::quantize_nvfp4(f32, dst + (r - first) * dst_row, n_per_row, out_factors[size_t(r / rows_per_expert)]);
             continue;
@@ -165,6 +168,30 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
   for (const auto& t : in.tensors()) descs.push_back({t.name, t.type, t.shape});
   const std::vector<TypeChoice> choices = choose_types(descs, hints_of(in), options.rules);
   const std::vector<size_t> order = quantize_order(descs);
+  AwqPlan awq;
+  if (options.awq) {
+    if (!options.imatrix) fail("--awq scales by the activations an importance matrix records: give --imatrix");
+    std::map<std::string, DType> types;
+    for (size_t i = 0; i < descs.size(); ++i)
+      if (choices[i].quantize && choices[i].type != descs[i].type) types[descs[i].name] = choices[i].type;
+    if (!options.dry_run) awq = plan_awq(in, *options.imatrix, types, options.awq_weighted_rounding, threads);
+  }
+  const auto awq_of = [&](const std::string& name) -> const AwqTransform* {
+    const auto it = awq.tensors.find(name);
+    return it == awq.tensors.end() ? nullptr : &it->second;
+  };
+  // AWQ's inputs are x / s: the importance of a scaled matrix's columns is theirs over s².
+  std::map<std::string, std::vector<float>> awq_importance;
+  const auto importance_of = [&](const gguf::TensorInfo& t) -> const float* {
+    const float* w = importance_for(options, t);
+    if (options.awq && !options.awq_weighted_rounding) return static_cast<const float*>(nullptr);  // AWQ's own rounding
+    const AwqTransform* a = awq_of(t.name);
+    if (!w || !a || a->col_scale.empty()) return w;
+    auto& out = awq_importance[t.name];
+    out.assign(w, w + t.shape[0]);
+    for (size_t c = 0; c < out.size(); ++c) out[c] /= a->col_scale[c] * a->col_scale[c];
+    return out.data();
+  };
 
   // An input's "<weight>.scale" factors go with their weight: folded into its values when the
   // weight is requantized (and dropped), copied when the weight is.
@@ -232,17 +259,21 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
     if (bar) bar->set_note(o.name);
     const std::vector<float> in_factors = o.quantized ? input_factors(in, t) : std::vector<float>{};
     if (o.quantized && o.to == DType::NVFP4) factors = nvfp4_factors(t, in_factors, threads);
-    if (!o.quantized) {
+    if (!o.quantized && awq_of(t.name)) {  // a norm that takes AWQ's divisor (F32, checked by plan_awq)
+      std::vector<float> values(reinterpret_cast<const float*>(t.data), reinterpret_cast<const float*>(t.data) + t.n_elements);
+      apply_awq(*awq_of(t.name), 0, values.data(), t.n_elements);
+      out.write_tensor_data(values.data(), values.size() * 4);
+    } else if (!o.quantized) {
       out.write_tensor_data(t.data, size_t(t.n_bytes));
     } else {
-      const float* importance = importance_for(options, t);
+      const float* importance = importance_of(t);
       const int64_t rows = t.n_elements / t.shape[0];
       const int64_t slab = std::max<int64_t>(1, std::min(rows, kSlabFloats / t.shape[0]));
       const int64_t dst_row = dtype_row_bytes(o.to, t.shape[0]);
       buffer.resize(size_t(slab * dst_row));
       for (int64_t r = 0; r < rows; r += slab) {
         const int64_t n = std::min(slab, rows - r);
-        quantize_slab(t, o.to, importance, in_factors, factors, r, n, buffer.data(), threads);
+        quantize_slab(t, o.to, importance, in_factors, awq_of(t.name), factors, r, n, buffer.data(), threads);
         out.write_tensor_data(buffer.data(), size_t(n * dst_row));
       }
     }
@@ -250,6 +281,7 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
   }
   out.finish();
   if (bar) bar->finish();
+  report.awq_groups = awq.groups;
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "quant/awq.h"
 #include "quant/tensor_types.h"
 
 namespace ridge::quant {
@@ -24,6 +25,8 @@ struct QuantizeOptions {
   int threads = 0;                            // <= 0: one per core
   bool progress = true;                       // a progress bar on stderr
   bool dry_run = false;                       // choose types and sizes, write nothing
+  bool awq = false;                           // activation-aware scaling from the imatrix (quant/awq.h)
+  bool awq_weighted_rounding = true;          // with awq: round with the imatrix's weights too (false: plain rounding)
 };
 
 struct TensorOutcome {
@@ -42,6 +45,7 @@ struct QuantizeReport {
   int64_t n_params = 0;
   double seconds = 0;
   std::map<DType, int> type_counts;  // tensors of each type in the output
+  std::vector<AwqGroup> awq_groups;  // with --awq: each group's α and the search's errors
 };
 
 QuantizeReport quantize_gguf(const QuantizeOptions& options);

@@ -13,28 +13,12 @@
 #include "model/synth/synth_model.h"
 #include "quant/quantize_model.h"
 #include "../model/tiny_arch_spec.h"
+#include "tiny_model_runs.h"
 
 namespace ridge {
 namespace {
 
-std::string temp_path(const std::string& tag) {
-  return (std::filesystem::temp_directory_path() / ("nvfp4_" + tag + "_" + std::to_string(getpid()) + ".gguf")).string();
-}
-
-std::vector<float> logits_of(const std::string& path, const std::vector<int32_t>& tokens) {
-  const Model model = load_model(path);
-  ModelForward forward(model, 2);
-  KvCache cache = forward.make_cache(64);
-  std::vector<float> logits;
-  forward.forward(tokens, cache, /*all_logits=*/true, logits);
-  return logits;
-}
-
-double relative_rms(const std::vector<float>& a, const std::vector<float>& b) {
-  double err = 0, power = 0;
-  for (size_t i = 0; i < a.size(); ++i) err += double(a[i] - b[i]) * (a[i] - b[i]), power += double(b[i]) * b[i];
-  return std::sqrt(err / power);
-}
+std::string temp_path(const std::string& tag) { return test::temp_gguf("nvfp4", tag); }
 
 void quantize(const std::string& in, const std::string& out, quant::FileType type) {
   quant::QuantizeOptions o;
@@ -75,13 +59,12 @@ TEST_P(Nvfp4Model, FactorsAreWrittenAppliedAndFolded) {
   const gguf::GgufFile requantized = gguf::GgufFile::open(q8);
   for (const auto& t : requantized.tensors()) EXPECT_EQ(t.name.find(".scale"), std::string::npos) << t.name;
 
-  const std::vector<int32_t> tokens = {5, 17, 200, 31, 9, 64, 150, 3, 77};
-  const auto base = logits_of(f16, tokens), got = logits_of(fp4, tokens), folded = logits_of(q8, tokens);
-  const double nvfp4_error = relative_rms(got, base);
+  const auto base = test::prompt_logits(f16), got = test::prompt_logits(fp4), folded = test::prompt_logits(q8);
+  const double nvfp4_error = test::relative_rms(got, base);
   // A 3-layer random model amplifies any 4-bit rounding: NVFP4 is held to Q4_0's error (4.5 bits too).
   quantize(f16, q4, quant::FileType::Q4_0);
-  EXPECT_LT(nvfp4_error, 1.5 * relative_rms(logits_of(q4, tokens), base));
-  EXPECT_LT(relative_rms(folded, got), 0.5 * nvfp4_error + 0.01);  // the factor survives requantizing
+  EXPECT_LT(nvfp4_error, 1.5 * test::relative_rms(test::prompt_logits(q4), base));
+  EXPECT_LT(test::relative_rms(folded, got), 0.5 * nvfp4_error + 0.01);  // the factor survives requantizing
   for (const auto& p : {f16, fp4, q8, q4}) std::filesystem::remove(p);
 }
 
