@@ -39,10 +39,12 @@ def random_weights(seed=0):
 
 
 def write_safetensors(path, tensors):
+    """tensors: name -> f32 array, or (safetensors dtype, uint8 array of the raw bytes, shape)."""
     header, offset, blobs = {}, 0, []
     for name, t in tensors.items():
-        data = t.astype(np.float32).tobytes()
-        header[name] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
+        dtype, data, shape = t if isinstance(t, tuple) else ("F32", t.astype(np.float32), t.shape)
+        data = data.tobytes()
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [offset, offset + len(data)]}
         offset += len(data)
         blobs.append(data)
     raw = json.dumps(header).encode()
@@ -51,13 +53,15 @@ def write_safetensors(path, tensors):
         f.write(len(raw).to_bytes(8, "little") + raw + b"".join(blobs))
 
 
-def write_hf_dir(path, w):
+def write_hf_dir(path, w, quantization_config=None):
     os.makedirs(path, exist_ok=True)
     write_safetensors(os.path.join(path, "model.safetensors"), w)
     config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": N_EMBD,
               "num_hidden_layers": N_LAYER, "num_attention_heads": N_HEAD, "num_key_value_heads": N_HEAD_KV,
               "intermediate_size": N_FF, "vocab_size": N_VOCAB, "max_position_embeddings": 256,
               "rms_norm_eps": 1e-5, "rope_theta": 10000.0, "tie_word_embeddings": False}
+    if quantization_config:
+        config["quantization_config"] = quantization_config
     with open(os.path.join(path, "config.json"), "w") as f:
         json.dump(config, f)
 
@@ -114,3 +118,53 @@ def test_safetensors_and_gguf_give_the_same_logits(ridge_bin, tmp_path):
     np.testing.assert_allclose(from_hf, from_gguf, rtol=5e-3, atol=5e-3)
     # And the logits depend on position: RoPE is applied (a permutation bug would not cancel out).
     assert not np.allclose(from_hf[4], from_hf[5])
+
+
+def modelopt_nvfp4(w):
+    """NVFP4 as ModelOpt stores it: per-tensor factor amax / (6 * 448), an E4M3 scale per 16 values
+    (the gguf package's encoder), nearest E2M1 codes, two per byte (value 2j in the low nibble).
+    Returns (packed U8 [rows, cols/2], scales U8 [rows, cols/16], factor, the dequantized weights)."""
+    q = gguf.quants.NVFP4
+    rows, cols = w.shape
+    factor = np.float32(np.abs(w).max() / (6 * 448))
+    groups = w.astype(np.float32).reshape(rows, cols // 16, 16)
+    scales = q.fp32_to_ue4m3(np.abs(groups).max(axis=-1) / np.float32(6.0) / factor).astype(np.uint8)
+    d = (q.ue4m3_to_fp32(scales).astype(np.float32) * factor)[..., None]  # half-scales: codes are doubled values
+    kvalues = np.array(q.kvalues, dtype=np.float32)
+    codes = np.argmin(np.abs(kvalues * d[..., None] - groups[..., None]), axis=-1).astype(np.uint8)
+    dequantized = (kvalues[codes] * d).reshape(rows, cols).astype(np.float32)
+    packed = (codes.reshape(rows, cols)[:, 0::2] | (codes.reshape(rows, cols)[:, 1::2] << 4)).astype(np.uint8)
+    return packed, scales, factor, dequantized
+
+
+def test_nvfp4_checkpoints_load_as_their_weights(ridge_bin, tmp_path):
+    """A ModelOpt NVFP4 checkpoint (and the same in compressed-tensors' names) computes what its
+    dequantized weights do in f32, up to the int8 activations of the NVFP4 kernels; both namings
+    give the same bits."""
+    w = random_weights(1)
+    modelopt, compressed, dequantized = dict(w), dict(w), dict(w)
+    for name, t in w.items():
+        if not name.endswith("_proj.weight") or t.shape[1] % 64:
+            continue  # down_proj's rows of 160 values do not fill 64-value blocks: left f32
+        packed, scales, factor, deq = modelopt_nvfp4(t)
+        base = name.removesuffix(".weight")
+        modelopt[name] = ("U8", packed, packed.shape)
+        modelopt[base + ".weight_scale"] = ("F8_E4M3", scales, scales.shape)
+        modelopt[base + ".weight_scale_2"] = ("F32", np.array(factor, dtype=np.float32), [])
+        modelopt[base + ".input_scale"] = ("F32", np.array(1.0, dtype=np.float32), [])
+        del compressed[name]
+        compressed[base + ".weight_packed"] = ("U8", packed, packed.shape)
+        compressed[base + ".weight_scale"] = ("F8_E4M3", scales, scales.shape)
+        compressed[base + ".weight_global_scale"] = ("F32", np.array(1 / factor, dtype=np.float32), [1])
+        dequantized[name] = deq
+    dirs = {k: str(tmp_path / k) for k in ("modelopt", "compressed", "dequantized")}
+    write_hf_dir(dirs["modelopt"], modelopt, {"quant_method": "modelopt", "quant_algo": "NVFP4", "group_size": 16})
+    write_hf_dir(dirs["compressed"], compressed, {"quant_method": "compressed-tensors", "format": "nvfp4-pack-quantized"})
+    write_hf_dir(dirs["dequantized"], dequantized)
+    ids = [3, 17, 95, 0, 42, 42, 7, 61, 88, 12, 5, 70]
+    got = {k: logits(ridge_bin, d, ids, str(tmp_path / f"{k}.bin")) for k, d in dirs.items()}
+    assert np.array_equal(got["modelopt"], got["compressed"])
+    ref = got["dequantized"]
+    rel = np.sqrt(np.mean((got["modelopt"] - ref) ** 2) / np.mean(ref ** 2))
+    assert rel < 0.06, rel  # measured 0.031; swapped nibbles give 1.48, a factor twice too big 0.63
+    assert (got["modelopt"].argmax(axis=1) == ref.argmax(axis=1)).mean() >= 0.9

@@ -1,6 +1,8 @@
 #include "model/safetensors/load_safetensors.h"
 
+#include <cmath>
 #include <cstring>
+#include <optional>
 #include <filesystem>
 
 #include "core/error.h"
@@ -15,6 +17,7 @@ namespace {
 struct SafetensorsStorage {
   SafetensorsCheckpoint checkpoint;
   std::vector<std::vector<float>> f32_copies;
+  std::vector<std::vector<uint8_t>> repacked;  // NVFP4 matrices in GGUF's block layout
 };
 
 std::string shape_string(const std::vector<int64_t>& shape) {
@@ -27,8 +30,9 @@ class WeightBinder {
  public:
   explicit WeightBinder(SafetensorsStorage& storage) : storage_(storage) {}
 
-  // A [rows, cols] matrix (PyTorch [out, in]), kept in its stored type.
+  // A [rows, cols] matrix (PyTorch [out, in]), kept in its stored type (NVFP4 repacked into GGUF's blocks).
   WeightRef matrix(const std::string& name, int64_t rows, int64_t cols) {
+    if (auto w = nvfp4_matrix(name, rows, cols)) return *w;
     const SafetensorsTensor& t = tensor(name, {rows, cols});
     return WeightRef{t.type, t.data, rows, cols};
   }
@@ -55,6 +59,49 @@ class WeightBinder {
     if (t->type != DType::F32 && t->type != DType::F16 && t->type != DType::BF16)
       fail("tensor '{}' has dtype {}; ridge computes with F32, F16 and BF16", name, dtype_name(t->type));
     return *t;
+  }
+
+  // NVFP4 as ModelOpt writes it (weight: U8 [rows, cols/2], value 2j in the low nibble of byte j;
+  // weight_scale: F8_E4M3 [rows, cols/16]; weight_scale_2: the F32 per-tensor factor) or as
+  // compressed-tensors does (weight_packed, weight_scale, weight_global_scale: the factor's
+  // reciprocal). nullopt when `name` is not such a weight.
+  std::optional<WeightRef> nvfp4_matrix(const std::string& name, int64_t rows, int64_t cols) {
+    const std::string base = name.substr(0, name.size() - std::string_view(".weight").size());
+    const SafetensorsCheckpoint& c = storage_.checkpoint;
+    const SafetensorsTensor* packed = c.find(base + ".weight_packed");
+    if (!packed) packed = c.find(name);
+    const SafetensorsTensor* scales = c.find(base + ".weight_scale");
+    if (!packed || packed->dtype != "U8" || !scales || scales->shape.size() != 2) return std::nullopt;
+    if (packed->shape != std::vector<int64_t>{rows, cols / 2} || cols % 2 != 0)
+      fail("NVFP4 tensor '{}' has shape {}, expected [{}, {}] (two values per byte)", packed->name, shape_string(packed->shape),
+           rows, cols / 2);
+    if (scales->dtype != "F8_E4M3" || scales->shape != std::vector<int64_t>{rows, cols / 16})
+      fail("NVFP4 scales '{}' must be F8_E4M3 [{}, {}], not {} {}", scales->name, rows, cols / 16, scales->dtype,
+           shape_string(scales->shape));
+    if (cols % 64 != 0) fail("NVFP4 tensor '{}': rows of {} values do not fill ridge's 64-value NVFP4 blocks", name, cols);
+    float factor = 1.0f;
+    const SafetensorsTensor* f = c.find(base + ".weight_scale_2");
+    const SafetensorsTensor* g = f ? nullptr : c.find(base + ".weight_global_scale");
+    if (const SafetensorsTensor* s = f ? f : g) {
+      if (s->type != DType::F32 || s->n_elements != 1) fail("NVFP4 factor '{}' must be one F32 value", s->name);
+      std::memcpy(&factor, s->data, 4);
+      if (g) factor = 1.0f / factor;
+      if (!std::isfinite(factor) || factor == 0.0f) fail("NVFP4 factor '{}' is {}, not a finite non-zero value", s->name, factor);
+    }
+    auto& out = storage_.repacked.emplace_back(size_t(rows * cols / 64 * 36));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t b = 0; b < cols / 64; ++b) {
+        uint8_t* blk = out.data() + (r * (cols / 64) + b) * 36;
+        for (int s = 0; s < 4; ++s) {
+          blk[s] = scales->data[r * (cols / 16) + 4 * b + s];
+          const uint8_t* src = packed->data + r * (cols / 2) + 32 * b + 8 * s;  // 16 values, two per byte
+          const auto code = [&](int v) { return uint8_t(v % 2 ? src[v / 2] >> 4 : src[v / 2] & 0x0f); };
+          for (int j = 0; j < 8; ++j) blk[4 + 8 * s + j] = uint8_t(code(j) | code(j + 8) << 4);
+        }
+      }
+    WeightRef w{DType::NVFP4, out.data(), rows, cols};
+    w.scale = factor;
+    return w;
   }
 
   SafetensorsStorage& storage_;
@@ -91,7 +138,7 @@ Model load_safetensors_model(const std::string& dir) {
   Model model;
   try {
     model.spec = read_hf_config((std::filesystem::path(dir) / "config.json").string());
-    auto storage = std::make_shared<SafetensorsStorage>(SafetensorsStorage{SafetensorsCheckpoint::open(dir), {}});
+    auto storage = std::make_shared<SafetensorsStorage>(SafetensorsStorage{SafetensorsCheckpoint::open(dir), {}, {}});
     WeightBinder bind(*storage);
     bind_weights(model.spec, bind, model.weights);
     model.storage = storage;

@@ -20,6 +20,9 @@ constexpr std::array kDtypes = {
     DtypeName{"F32", DType::F32}, DtypeName{"F16", DType::F16}, DtypeName{"BF16", DType::BF16},
     DtypeName{"F64", DType::F64}, DtypeName{"I8", DType::I8},   DtypeName{"I16", DType::I16},
     DtypeName{"I32", DType::I32}, DtypeName{"I64", DType::I64},
+    // Bytes whose meaning depends on the tensor (SafetensorsTensor::dtype keeps the name): NVFP4's
+    // packed codes (U8) and group scales (F8_E4M3).
+    DtypeName{"U8", DType::I8},   DtypeName{"F8_E4M3", DType::I8},
 };
 
 uint64_t read_u64_le(const uint8_t* p) {
@@ -38,6 +41,7 @@ SafetensorsTensor parse_tensor(const std::string& name, const nlohmann::json& en
   const auto type = safetensors_dtype(dtype->get_ref<const std::string&>());
   if (!type) fail("tensor '{}': dtype '{}' is not supported", name, dtype->get_ref<const std::string&>());
   t.type = *type;
+  t.dtype = dtype->get_ref<const std::string&>();
 
   const auto shape = entry.find("shape");
   if (shape == entry.end() || !shape->is_array()) fail("tensor '{}': missing array 'shape'", name);

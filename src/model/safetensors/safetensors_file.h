@@ -20,6 +20,7 @@ namespace ridge {
 struct SafetensorsTensor {
   std::string name;
   DType type = DType::F32;
+  std::string dtype;           // as the header names it ("BF16", "U8", "F8_E4M3")
   std::vector<int64_t> shape;  // PyTorch order: shape.back() is the contiguous dimension
   int64_t n_elements = 0;
   uint64_t begin = 0, end = 0;  // byte range within the data section
