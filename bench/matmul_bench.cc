@@ -80,7 +80,7 @@ const MatmulVariant kVariants[] = {
 };
 
 const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
-                        DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K, DType::MXFP4, DType::NVFP4};
+                        DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3};
 const int64_t kTokenCounts[] = {1, 8, 64, 512};  // 8: a decode step verifying drafts
 
 struct Case {

@@ -20,6 +20,7 @@ constexpr std::array kTypes = {
     DTypeInfo{DType::I32, "I32", 1, 4},       DTypeInfo{DType::I64, "I64", 1, 8},
     DTypeInfo{DType::F64, "F64", 1, 8},       DTypeInfo{DType::BF16, "BF16", 1, 2},
     DTypeInfo{DType::MXFP4, "MXFP4", 32, 17}, DTypeInfo{DType::NVFP4, "NVFP4", 64, 36},
+    DTypeInfo{DType::F8_E4M3, "F8_E4M3", 1, 1},
 };
 
 }  // namespace

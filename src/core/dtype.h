@@ -30,7 +30,11 @@ enum class DType : uint32_t {
   BF16 = 30,
   MXFP4 = 39,  // 32 E2M1 values with one E8M0 (power of two) scale (OCP MX)
   NVFP4 = 40,  // 64 E2M1 values in four 16-value groups, each with an unsigned E4M3 scale
+  // ridge's own, never read from or written to a GGUF file (ids from kFirstInternalType up):
+  F8_E4M3 = 1000,  // FP8 weights from Hugging Face checkpoints; their scales live beside them (WeightRef)
 };
+
+inline constexpr uint32_t kFirstInternalType = 1000;
 
 struct DTypeInfo {
   DType type;

@@ -91,6 +91,7 @@ void embed_batch(const Model& model, const TokenBatch& batch, std::vector<float>
         cpu::dequantize_packed_row(embd.type, embd.data, embd.rows, s.n_embd, id, row);
       } else {
         ref::dequantize_row(embd.type, embd.row(id), row, s.n_embd);
+        ref::apply_group_scales(as_matrix(embd), id, row);
       }
       if (const float scale = s.embedding_scale * embd.scale; scale != 1.0f)  // the tensor's factor too (NVFP4)
         for (int64_t d = 0; d < s.n_embd; ++d) row[d] *= scale;

@@ -22,13 +22,17 @@ struct WeightRef {
   bool packed = false;  // repacked at load for the CPU kernels (kernels/cpu/packed_layout.h); same bytes per row
   std::optional<DType> recoded_from = std::nullopt;  // the file's type, when re-encoded at load (kernels/ref/recode.h)
   float scale = 1.0f;  // multiplies the matmul's output (NVFP4's per-tensor factor, GGUF "<name>.scale")
+  const float* group_scales = nullptr;  // FP8: per row and group of group_cols values (ref::WeightMatrix)
+  int64_t group_cols = 0;
 
   bool present() const { return data != nullptr; }
   int64_t row_bytes() const { return dtype_row_bytes(type, cols); }
   const void* row(int64_t r) const { return static_cast<const uint8_t*>(data) + r * row_bytes(); }
 };
 
-inline ref::WeightMatrix as_matrix(const WeightRef& w) { return {w.type, w.data, w.rows, w.cols, w.packed, w.scale}; }
+inline ref::WeightMatrix as_matrix(const WeightRef& w) {
+  return {w.type, w.data, w.rows, w.cols, w.packed, w.scale, w.group_scales, w.group_cols};
+}
 
 // One expert's SwiGLU / GeGLU matrices: views into the layer's stacked expert tensors.
 struct ExpertWeights {

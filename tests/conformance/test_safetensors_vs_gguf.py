@@ -7,9 +7,11 @@ show that both loaders bind every tensor correctly and that the two RoPE orderin
 import json
 import os
 import subprocess
+import sys
 
 import gguf
 import numpy as np
+import pytest
 
 N_VOCAB, N_EMBD, N_LAYER, N_HEAD, N_HEAD_KV, N_FF = 96, 64, 2, 4, 2, 160
 HEAD_DIM = N_EMBD // N_HEAD
@@ -168,3 +170,67 @@ def test_nvfp4_checkpoints_load_as_their_weights(ridge_bin, tmp_path):
     rel = np.sqrt(np.mean((got["modelopt"] - ref) ** 2) / np.mean(ref ** 2))
     assert rel < 0.06, rel  # measured 0.031; swapped nibbles give 1.48, a factor twice too big 0.63
     assert (got["modelopt"].argmax(axis=1) == ref.argmax(axis=1)).mean() >= 0.9
+
+
+def e4m3_table():
+    """Every finite FP8 E4M3 value by its byte (0x7f / 0xff are NaN in E4M3 'fn')."""
+    b = np.arange(256)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    e, m = (b >> 3) & 0xF, b & 7
+    v = sign * np.where(e == 0, m / 8.0 * 2.0 ** -6, (1 + m / 8.0) * 2.0 ** (e - 7.0))
+    v[(b & 0x7F) == 0x7F] = np.nan
+    return v.astype(np.float32)
+
+
+def to_e4m3(x):
+    """The byte of the nearest finite E4M3 value (saturating at ±448)."""
+    table = e4m3_table()
+    finite = np.flatnonzero(np.isfinite(table))
+    order = finite[np.argsort(table[finite], kind="stable")]
+    values = table[order]
+    i = np.clip(np.searchsorted(values, x), 1, len(values) - 1)
+    pick = np.where(np.abs(values[i - 1] - x) <= np.abs(values[i] - x), i - 1, i)
+    return order[pick].astype(np.uint8)
+
+
+@pytest.mark.parametrize("layout", ["per_tensor", "per_channel", "block", "block_inv"])
+def test_fp8_checkpoints_load_as_their_weights(ridge_bin, tmp_path, monkeypatch, layout):
+    """FP8 E4M3 checkpoints (compressed-tensors / ModelOpt weight_scale per tensor, per channel or per
+    128 x 128 block; DeepSeek-style weight_scale_inv per block) compute what their dequantized weights
+    do: the FP8 kernels convert exactly and multiply in f32, so only summation order differs."""
+    module = sys.modules[__name__]
+    for name, value in {"N_EMBD": 128, "N_FF": 256, "HEAD_DIM": 32}.items():
+        monkeypatch.setattr(module, name, value)
+    w = random_weights(2)
+    fp8, dequantized = dict(w), dict(w)
+    table = e4m3_table()
+    for name, t in w.items():
+        if not name.endswith("_proj.weight"):
+            continue
+        rows, cols = t.shape
+        base = name.removesuffix(".weight")
+        if layout == "per_tensor":
+            scale = np.float32(np.abs(t).max() / 448)
+            expanded, stored = np.full_like(t, scale), np.array(scale, dtype=np.float32)
+        elif layout == "per_channel":
+            stored = (np.abs(t).max(axis=1, keepdims=True) / 448).astype(np.float32)
+            expanded = np.broadcast_to(stored, t.shape)
+        else:
+            br, bc = -(-rows // 128), cols // 128
+            blocks = np.zeros((br, bc), dtype=np.float32)
+            for i in range(br):
+                for j in range(bc):
+                    blocks[i, j] = np.abs(t[128 * i:128 * (i + 1), 128 * j:128 * (j + 1)]).max() / 448
+            stored = blocks
+            expanded = np.repeat(np.repeat(blocks, 128, axis=0)[:rows], 128, axis=1)
+        codes = to_e4m3((t / expanded).astype(np.float32))
+        fp8[name] = ("F8_E4M3", codes, codes.shape)
+        key = ".weight_scale_inv" if layout == "block_inv" else ".weight_scale"
+        fp8[base + key] = ("F32", stored, list(stored.shape))
+        dequantized[name] = (table[codes] * expanded).astype(np.float32)
+    write_hf_dir(str(tmp_path / "fp8"), fp8, {"quant_method": "fp8", "weight_block_size": [128, 128]})
+    write_hf_dir(str(tmp_path / "deq"), dequantized)
+    ids = [3, 17, 95, 0, 42, 42, 7, 61, 88, 12, 5, 70]
+    got = logits(ridge_bin, str(tmp_path / "fp8"), ids, str(tmp_path / "a.bin"))
+    ref = logits(ridge_bin, str(tmp_path / "deq"), ids, str(tmp_path / "b.bin"))
+    np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/fp16.h"
+#include "core/fp8.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/packed_layout.h"
@@ -26,6 +27,10 @@ std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols, uint
   if (info.block_size == 1) {
     for (size_t i = 0; i < bytes.size() / size_t(info.block_bytes); ++i) {
       const float v = normal(rng) * 0.1f;
+      if (type == DType::F8_E4M3) {
+        bytes[i] = f32_to_fp8_e4m3(v * 40.0f);  // the range FP8 checkpoints use (their scales bring it back)
+        continue;
+      }
       if (type == DType::F32) std::memcpy(&bytes[i * 4], &v, 4);
       const uint16_t h = type == DType::F16 ? f32_to_f16(v) : f32_to_bf16(v);
       if (type != DType::F32) std::memcpy(&bytes[i * 2], &h, 2);
@@ -135,8 +140,38 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
-                                           DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4),
+                                           DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
+
+// FP8 weights with the scales of their checkpoints (per channel; per 128-value block): every ISA
+// against the reference, and a token's bits the same alone as in a batch.
+TEST(CpuMatmul, Fp8GroupScalesMatchTheReference) {
+  const int64_t rows = 19, cols = 384, tokens = 5;
+  const auto w = random_weights(DType::F8_E4M3, rows, cols, 9);
+  const auto x = random_input(tokens * cols, 4);
+  for (const int64_t group : {cols, int64_t(128), int64_t(16)}) {
+    std::vector<float> scales(size_t(rows * cols / group));
+    for (size_t i = 0; i < scales.size(); ++i) scales[i] = 0.001f * float(1 + i % 7);
+    ref::WeightMatrix m{DType::F8_E4M3, w.data(), rows, cols};
+    m.group_scales = scales.data();
+    m.group_cols = group;
+    std::vector<float> expect(size_t(tokens * rows));
+    ref::matmul(m, x.data(), tokens, expect.data());
+    for (Isa isa : supported_isas()) {
+      ThreadPool pool(2);
+      MatmulScratch scratch;
+      std::vector<float> got(expect.size()), alone(static_cast<size_t>(rows));
+      const MatmulJob job{m, got.data()}, one{m, alone.data()};
+      matmul(std::span(&job, 1), x.data(), tokens, pool, scratch, isa);
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], expect[i], 1e-5 * std::fabs(expect[i]) + 1e-5) << isa_name(isa) << " group " << group << " at " << i;
+      for (int64_t t = 0; t < tokens; ++t) {
+        matmul(std::span(&one, 1), x.data() + t * cols, 1, pool, scratch, isa);
+        for (int64_t r = 0; r < rows; ++r) ASSERT_EQ(alone[size_t(r)], got[size_t(t * rows + r)]) << isa_name(isa);
+      }
+    }
+  }
+}
 
 // A fused prologue gives the bits of running the element-wise op first, whether the kernels read
 // quantized rows made from a row buffer (Q4_1, packed Q8_0) or the f32 rows it writes out (F16).

@@ -15,6 +15,7 @@ bool bf16_gemm_supported(DType type, bool packed) {
   // Any type the reference dequantizes whose blocks tile the kernel's 1,024-value slices, but not
   // F32 and F16: their matrices (routers, small heads) are stored wide to stay precise.
   if (type == DType::F32 || type == DType::F16) return false;
+  if (type == DType::F8_E4M3) return false;  // its group scales live outside the rows this path dequantizes
   return ref::can_dequantize(type) && 1024 % dtype_info(type).block_size == 0;
 }
 

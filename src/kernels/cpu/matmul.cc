@@ -222,7 +222,8 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
           bf16_dot_avx512({w, row_bytes, cols, begin, end, scratch.bf16.data() + t0 * cols, n_tokens, job.y, job.w.rows});
           break;
         case Path::Float:
-          float_dot_avx2({job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows});
+          (job.w.type == DType::F8_E4M3 && isa == Isa::Avx512Vnni ? fp8_dot_avx512 : float_dot_avx2)(
+              {job.w.type, w, row_bytes, cols, begin, end, x, n_tokens, job.y, job.w.rows, job.w.group_scales, job.w.group_cols});
           break;
         case Path::Dequantized: {
           auto& row = scratch.rows[size_t(thread)];
@@ -232,6 +233,7 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
               dequantize_packed_row(job.w.type, w, job.w.rows, cols, r, row.data());
             } else {
               ref::dequantize_row(job.w.type, w + r * row_bytes, row.data(), cols);
+              ref::apply_group_scales(job.w, r, row.data());
             }
             for (int64_t t = 0; t < n_tokens; ++t) job.y[t * job.w.rows + r] = dot_f32(row.data(), x + t * cols, cols);
           }

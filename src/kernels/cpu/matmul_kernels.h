@@ -60,9 +60,14 @@ struct FloatDotTask {
   int64_t n_tokens;
   float* y;
   int64_t y_stride;
+  const float* group_scales = nullptr;  // F8_E4M3: per row and group of group_cols values (1 if null)
+  int64_t group_cols = 0;
 };
-inline bool float_dot_supported(DType type) { return type == DType::F32 || type == DType::F16 || type == DType::BF16; }
+inline bool float_dot_supported(DType type) {
+  return type == DType::F32 || type == DType::F16 || type == DType::BF16 || type == DType::F8_E4M3;
+}
 void float_dot_avx2(const FloatDotTask& task);
+void fp8_dot_avx512(const FloatDotTask& task);  // F8_E4M3 on AVX-512 CPUs
 
 // BF16 weights against activations rounded to bf16 (AVX-512 BF16 CPUs): x is (n_tokens, cols) bf16.
 struct Bf16DotTask {

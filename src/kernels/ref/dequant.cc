@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/fp8.h"
 #include "kernels/ref/dequant_blocks.h"
 
 namespace ridge::ref {
@@ -12,7 +13,7 @@ bool can_dequantize(DType type) {
     case DType::F32: case DType::F16: case DType::BF16:
     case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1: case DType::Q8_0:
     case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q5_K: case DType::Q6_K: case DType::Q8_K:
-    case DType::MXFP4: case DType::NVFP4:
+    case DType::MXFP4: case DType::NVFP4: case DType::F8_E4M3:
       return true;
     default:
       // Q8_1 is only ever an activation format inside ggml; the integer and f64 types hold
@@ -43,6 +44,7 @@ void dequantize_row(DType type, const void* src_void, float* dst, int64_t n) {
     case DType::Q8_K: dequantize_q8_k(src, dst, n_blocks); return;
     case DType::MXFP4: dequantize_mxfp4(src, dst, n_blocks); return;
     case DType::NVFP4: dequantize_nvfp4(src, dst, n_blocks); return;
+    case DType::F8_E4M3: for (int64_t i = 0; i < n; ++i) dst[i] = fp8_e4m3_to_f32(src[i]); return;  // scales apart
     default: fail("no dequantizer for tensor type {}", dtype_name(type));
   }
 }

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
+#include "core/fp8.h"
 #include "kernels/ref/fp4.h"
 
 // Match ggml's separate roundings: no fused multiply-add (GCC in ISO mode never contracts).
@@ -131,7 +132,7 @@ bool can_quantize(DType type) {
   switch (type) {
     case DType::F32: case DType::F16: case DType::BF16: case DType::Q8_0:
     case DType::Q4_0: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
-    case DType::MXFP4: case DType::NVFP4:
+    case DType::MXFP4: case DType::NVFP4: case DType::F8_E4M3:
       return true;
     default:
       return false;
@@ -162,6 +163,9 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q5_1: return quantize_q5_1(src, out, n_blocks);
     case DType::Q8_0: return quantize_q8_0(src, out, n_blocks);
     case DType::MXFP4: return quantize_mxfp4(src, out, n_blocks);
+    case DType::F8_E4M3:  // scale 1: the checkpoint's scales live beside the bytes
+      for (int64_t i = 0; i < n; ++i) out[i] = f32_to_fp8_e4m3(src[i]);
+      return;
     case DType::NVFP4: return quantize_nvfp4(src, out, n, 1.0f);  // ggml's: no per-tensor factor
     default:
       fail("ridge has no quantizer for {}", dtype_name(type));

@@ -246,7 +246,7 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
       t.n_elements = checked_mul(t.n_elements, int64_t(extent), t.name);
     }
     const uint32_t raw_type = in.read<uint32_t>("tensor type");
-    const auto info = dtype_info(raw_type);
+    const auto info = raw_type < kFirstInternalType ? dtype_info(raw_type) : std::nullopt;
     if (!info) fail("unsupported or corrupt file: tensor '{}' has unknown type id {}", t.name, raw_type);
     t.type = info->type;
     if (t.shape[0] % info->block_size != 0)

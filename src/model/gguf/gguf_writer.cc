@@ -131,6 +131,7 @@ void GgufWriter::append_value_body(const Value& value) {
 void GgufWriter::add_tensor(const std::string& name, DType type, const std::vector<int64_t>& shape) {
   if (header_written_) fail("GGUF writer: tensor '{}' added after the header", name);
   if (shape.empty() || shape.size() > 4) fail("GGUF writer: tensor '{}' needs 1 to 4 dimensions", name);
+  if (uint32_t(type) >= kFirstInternalType) fail("GGUF writer: tensor '{}': {} has no GGUF type", name, dtype_name(type));
   int64_t rows = 1;
   for (size_t i = 1; i < shape.size(); ++i) rows *= shape[i];
   const uint64_t bytes = uint64_t(dtype_row_bytes(type, shape[0]) * rows);

@@ -33,6 +33,7 @@ class WeightBinder {
   // A [rows, cols] matrix (PyTorch [out, in]), kept in its stored type (NVFP4 repacked into GGUF's blocks).
   WeightRef matrix(const std::string& name, int64_t rows, int64_t cols) {
     if (auto w = nvfp4_matrix(name, rows, cols)) return *w;
+    if (auto w = fp8_matrix(name, rows, cols)) return *w;
     const SafetensorsTensor& t = tensor(name, {rows, cols});
     return WeightRef{t.type, t.data, rows, cols};
   }
@@ -102,6 +103,65 @@ class WeightBinder {
     WeightRef w{DType::NVFP4, out.data(), rows, cols};
     w.scale = factor;
     return w;
+  }
+
+  // FP8 E4M3 weights with the scales their checkpoints carry: "weight_scale" per tensor, per output
+  // channel, or per 128 x 128 block (compressed-tensors, ModelOpt), or "weight_scale_inv" per block
+  // (DeepSeek-V3, Qwen3 FP8: the weight is value times it). nullopt when `name` is no FP8 tensor.
+  std::optional<WeightRef> fp8_matrix(const std::string& name, int64_t rows, int64_t cols) {
+    const SafetensorsCheckpoint& c = storage_.checkpoint;
+    const SafetensorsTensor* t = c.find(name);
+    if (!t || t->dtype != "F8_E4M3") return std::nullopt;
+    if (t->shape != std::vector<int64_t>{rows, cols})
+      fail("tensor '{}' has shape {}, expected [{}, {}]", name, shape_string(t->shape), rows, cols);
+    if (cols % 16 != 0) fail("FP8 tensor '{}': rows of {} values; ridge's FP8 kernels take multiples of 16", name, cols);
+    WeightRef w{DType::F8_E4M3, t->data, rows, cols};
+    const std::string base = name.substr(0, name.size() - std::string_view(".weight").size());
+    const SafetensorsTensor* s = c.find(base + ".weight_scale");
+    if (!s) s = c.find(base + ".weight_scale_inv");
+    if (!s) return w;
+    const std::vector<float> v = floats_of(*s);
+    for (float x : v)
+      if (!std::isfinite(x)) fail("FP8 scale '{}' holds {}", s->name, x);
+    if (v.size() == 1) {
+      w.scale = v[0];
+      return w;
+    }
+    auto& g = storage_.f32_copies.emplace_back();
+    if (int64_t(v.size()) == rows && s->shape.size() <= 2 && (s->shape.size() < 2 || s->shape[1] == 1)) {
+      g = v;  // per output channel
+      w.group_cols = cols;
+    } else {
+      constexpr int64_t kBlock = 128;
+      const int64_t br = (rows + kBlock - 1) / kBlock, bc = (cols + kBlock - 1) / kBlock;
+      if (s->shape != std::vector<int64_t>{br, bc})
+        fail("FP8 scales '{}' have shape {}: neither one per tensor, per row [{}], nor per 128 x 128 block [{}, {}]", s->name,
+             shape_string(s->shape), rows, br, bc);
+      if (cols % kBlock != 0) fail("FP8 tensor '{}': block scales need rows of whole 128-value blocks, not {}", name, cols);
+      g.resize(size_t(rows * bc));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t b = 0; b < bc; ++b) g[size_t(r * bc + b)] = v[size_t(r / kBlock * bc + b)];
+      w.group_cols = kBlock;
+    }
+    w.group_scales = g.data();
+    return w;
+  }
+
+  // A small F32 / BF16 / F16 tensor's values.
+  static std::vector<float> floats_of(const SafetensorsTensor& t) {
+    std::vector<float> out(static_cast<size_t>(t.n_elements));
+    for (int64_t i = 0; i < t.n_elements; ++i) {
+      if (t.type == DType::F32) {
+        std::memcpy(&out[size_t(i)], t.data + 4 * i, 4);
+        continue;
+      }
+      uint16_t bits;
+      std::memcpy(&bits, t.data + 2 * i, 2);
+      if (t.type == DType::F16) out[size_t(i)] = f16_to_f32(bits);
+      else if (t.type == DType::BF16) out[size_t(i)] = bf16_to_f32(bits);
+      else fail("tensor '{}' has dtype {}; scales are F32, BF16 or F16", t.name, t.dtype);
+    }
+    return out;
   }
 
   SafetensorsStorage& storage_;
