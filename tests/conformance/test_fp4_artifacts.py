@@ -67,3 +67,18 @@ def test_llama_cpp_and_ridge_agree_on_the_artifact(ridge_bin, artifact):
     assert mean_kl < 0.01
     assert top1 >= 0.94
     assert widest < 0.5
+
+
+def test_llama_cpp_loads_an_untied_nvfp4_file(ridge_bin, tmp_path):
+    """With an untied output, token_embd is a lookup llama.cpp applies no factor to: ridge gives it
+    Q4_K, so every ".scale" tensor of the file is one llama.cpp reads (it refuses files with others)."""
+    import llama_cpp as lc
+
+    f16, out = tmp_path / "f16.gguf", tmp_path / "nvfp4.gguf"
+    subprocess.run([ridge_bin, "synth", "--n-embd", "256", "--n-layer", "2", "--n-head", "4", "--n-head-kv", "2",
+                    "--n-ff", "512", "--n-vocab", "300", "-t", "F16", "-o", str(f16), "-f"], check=True, capture_output=True)
+    subprocess.run([ridge_bin, "quantize", str(f16), str(out), "--type", "NVFP4", "-q"], check=True, capture_output=True)
+    types = {t.name: t.tensor_type.name for t in gguf.GGUFReader(str(out)).tensors}
+    assert types["token_embd.weight"] == "Q4_K" and "output.weight" in types
+    llm = lc.Llama(model_path=str(out), n_ctx=64, n_threads=2, verbose=False)
+    assert llm.n_vocab() == 300

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <unistd.h>
 
+#include "core/error.h"
 #include "model/forward.h"
 #include "model/gguf/gguf_file.h"
 #include "model/model_loader.h"
@@ -66,6 +68,36 @@ TEST_P(Nvfp4Model, FactorsAreWrittenAppliedAndFolded) {
   EXPECT_LT(nvfp4_error, 1.5 * test::relative_rms(test::prompt_logits(q4), base));
   EXPECT_LT(test::relative_rms(folded, got), 0.5 * nvfp4_error + 0.01);  // the factor survives requantizing
   for (const auto& p : {f16, fp4, q8, q4}) std::filesystem::remove(p);
+}
+
+// A hostile factor (NaN, zero) is refused at load with the tensor's name, not computed with.
+TEST(Nvfp4Factors, ABadFactorIsRefusedAtLoad) {
+  const std::string f16 = temp_path("bad_f16"), fp4 = temp_path("bad_fp4");
+  synth::SynthOptions o;
+  o.spec = tiny_spec("llama");
+  o.spec.n_ff = 128;
+  o.type = DType::F16;
+  synth::write_synth_model(o, f16);
+  quantize(f16, fp4, quant::FileType::NVFP4);
+  uint64_t at = 0;
+  {
+    const gguf::GgufFile file = gguf::GgufFile::open(fp4);
+    at = file.data_offset() + file.find_tensor("blk.1.ffn_up.scale")->offset;
+  }
+  for (const float bad : {NAN, 0.0f}) {
+    std::FILE* f = std::fopen(fp4.c_str(), "r+b");
+    ASSERT_NE(f, nullptr);
+    std::fseek(f, long(at), SEEK_SET);
+    std::fwrite(&bad, 4, 1, f);
+    std::fclose(f);
+    try {
+      load_model(fp4);
+      FAIL() << "a factor of " << bad << " loaded";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("blk.1.ffn_up.scale"), std::string::npos) << e.what();
+    }
+  }
+  for (const auto& p : {f16, fp4}) std::filesystem::remove(p);
 }
 
 INSTANTIATE_TEST_SUITE_P(Archs, Nvfp4Model, ::testing::Values("llama", "qwen3moe"));
