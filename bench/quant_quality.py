@@ -49,7 +49,7 @@ def main():
     ap.add_argument("--text", default=argparse.__file__, help="KL text (default: Python's argparse.py)")
     ap.add_argument("--chunks", type=int, default=8)
     ap.add_argument("--ctx", type=int, default=512)
-    ap.add_argument("--limit", type=int, default=0, help="HumanEval problems (0: all 164)")
+    ap.add_argument("--limit", type=int, default=0, help="HumanEval problems (0: all 164; -1: none, KL only)")
     ap.add_argument("--imatrix", help="the importance matrix of the +imatrix / +awq artifacts")
     ap.add_argument("--threads", type=int, default=os.cpu_count())
     ap.add_argument("--json", help="write the rows here")
@@ -72,8 +72,11 @@ def main():
                               "-c", str(a.ctx), "-t", str(a.threads), "--json"])
                 row.update(kl_mean=k["kl_mean"], kl_p99=k["kl_p99"], top1=k["top1_agreement"], ppl=k["ppl_model"],
                            ppl_base=k["ppl_base"])
-            h = run_json([a.ridge, "eval", "humaneval", "-m", path, "--limit", str(a.limit), "-t", str(a.threads), "--json"])
-            row.update(pass_at_1=h["pass_at_1"], passed=h["passed"], problems=h["problems"])
+            if a.limit >= 0:
+                h = run_json([a.ridge, "eval", "humaneval", "-m", path, "--limit", str(a.limit), "-t", str(a.threads), "--json"])
+                row.update(pass_at_1=h["pass_at_1"], passed=h["passed"], problems=h["problems"])
+            else:
+                row.update(pass_at_1=float("nan"), passed=0, problems=0)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     base = rows[0]

@@ -92,6 +92,9 @@ TEST(GgufHostile, UnknownTensorType) {
   auto c = GgufBuilder().header(1, 0).tensor("w", {8}, 0xffffffff, 0).pad();
   c.fill(64);
   EXPECT_PARSE_ERROR(c.bytes, "unknown type id 4294967295");
+  auto d = GgufBuilder().header(1, 0).tensor("w", {8}, 1000, 0).pad();  // ridge's own F8_E4M3: never a GGUF type
+  d.fill(64);
+  EXPECT_PARSE_ERROR(d.bytes, "unknown type id 1000");
 }
 
 TEST(GgufHostile, UnknownMetadataValueType) {

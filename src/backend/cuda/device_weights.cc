@@ -5,7 +5,9 @@
 #include "backend/weight_repack.h"
 #include "core/error.h"
 #include "core/fp16.h"
+#include "kernels/cpu/packed_layout.h"
 #include "kernels/ref/dequant.h"
+#include "kernels/ref/matmul.h"
 
 namespace ridge::cuda {
 
@@ -45,9 +47,9 @@ DeviceModel::DeviceModel(const Model& model, bool gemm_copies) {
 
 DeviceWeight DeviceModel::upload(const WeightRef& w, bool gemm_copy) {
   if (!w.present()) fail("CUDA upload: a weight matrix is missing");
-  if (w.scale != 1.0f) fail("CUDA upload: per-tensor output factors (GGUF .scale tensors of NVFP4 weights) do not run on the GPU yet");
   DeviceWeight out;
-  if (device_weight_type(w.type)) {
+  const bool scaled = w.scale != 1.0f || w.group_scales;  // NVFP4's factor, FP8's scales: the BF16 copy carries them
+  if (device_weight_type(w.type) && !scaled) {
     const WeightSections sec = weight_sections(w.type, w.rows, w.cols);
     std::vector<uint8_t> staged(size_t(sec.bytes));
     repack_for_device(w.type, w.data, w.packed, w.rows, w.cols, staged.data());
@@ -56,13 +58,14 @@ DeviceWeight DeviceModel::upload(const WeightRef& w, bool gemm_copy) {
     device_sync();
     out.m = {w.type, b.as<uint8_t>(), w.rows, w.cols};
   } else {
-    // No device kernel for this type: dequantize on the host, keep it as BF16.
-    if (w.packed) fail("CUDA upload: a CPU-packed {} matrix", dtype_name(w.type));
+    // No device kernel for this type (or its scales): dequantize on the host, keep it as BF16.
     std::vector<uint16_t> staged(size_t(w.rows * w.cols));
     std::vector<float> row(size_t(w.cols));
     for (int64_t r = 0; r < w.rows; ++r) {
-      ref::dequantize_row(w.type, w.row(r), row.data(), w.cols);
-      for (int64_t c = 0; c < w.cols; ++c) staged[size_t(r * w.cols + c)] = ridge::f32_to_bf16(row[size_t(c)]);
+      if (w.packed) cpu::dequantize_packed_row(w.type, w.data, w.rows, w.cols, r, row.data());
+      else ref::dequantize_row(w.type, w.row(r), row.data(), w.cols);
+      ref::apply_group_scales(as_matrix(w), r, row.data());
+      for (int64_t c = 0; c < w.cols; ++c) staged[size_t(r * w.cols + c)] = ridge::f32_to_bf16(row[size_t(c)] * w.scale);
     }
     DeviceBuffer& b = buffers_.emplace_back(weight_sections(DType::BF16, w.rows, w.cols).bytes);
     copy_to_device(b.get(), staged.data(), w.rows * w.cols * 2, nullptr);
