@@ -34,6 +34,8 @@ void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_
       quantize_row_k(to, src, out, n_per_row, importance);
     else if (importance && uses_importance(to))
       quantize_row_weighted(to, src, out, n_per_row, importance);
+    else if (importance && (to == DType::MXFP4 || to == DType::NVFP4))
+      quantize_row_fp4_weighted(to, src, out, n_per_row, importance, 1.0f);
     else
       ref::quantize_row(to, src, out, n_per_row);
   }

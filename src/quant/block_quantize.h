@@ -23,5 +23,8 @@ void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_
 void quantize_row_k(DType type, const float* x, uint8_t* dst, int64_t n, const float* importance);
 // Q4_0, Q4_1, Q5_0, Q5_1 with importance weights (weighted_quantize.cc); `importance` is not null.
 void quantize_row_weighted(DType type, const float* x, uint8_t* dst, int64_t n, const float* importance);
+// MXFP4, NVFP4 (with its per-tensor factor `global`) with importance weights (fp4_search.cc): each
+// block's scale among the nearest and its neighbours by weighted error; `importance` is not null.
+void quantize_row_fp4_weighted(DType type, const float* x, uint8_t* dst, int64_t n, const float* importance, float global);
 
 }  // namespace ridge::quant

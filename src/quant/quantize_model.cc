@@ -141,11 +141,13 @@ void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance,
       try {
         for (int64_t r = first + task * kRowsPerTask; r < std::min(first + n, first + (task + 1) * kRowsPerTask); ++r) {
           const float* f32 = f32_row(t, r, in_factors, awq, row);
-          if (to == DType::NVFP4) {  // ggml's NVFP4 takes no importance weights either
-            ref::quantize_nvfp4(f32, dst + (r - first) * dst_row, n_per_row, out_factors[size_t(r / rows_per_expert)]);
+          const float* w = importance ? importance + (r / rows_per_expert) * n_per_row : nullptr;
+          if (to == DType::NVFP4) {  // with the matrix's factor
+            const float global = out_factors[size_t(r / rows_per_expert)];
+            if (w) quantize_row_fp4_weighted(to, f32, dst + (r - first) * dst_row, n_per_row, w, global);
+            else ref::quantize_nvfp4(f32, dst + (r - first) * dst_row, n_per_row, global);
             continue;
           }
-          const float* w = importance ? importance + (r / rows_per_expert) * n_per_row : nullptr;
           quantize_rows(to, f32, dst + (r - first) * dst_row, 1, n_per_row, w);
         }
       } catch (const std::exception& e) {
