@@ -234,3 +234,26 @@ def test_fp8_checkpoints_load_as_their_weights(ridge_bin, tmp_path, monkeypatch,
     got = logits(ridge_bin, str(tmp_path / "fp8"), ids, str(tmp_path / "a.bin"))
     ref = logits(ridge_bin, str(tmp_path / "deq"), ids, str(tmp_path / "b.bin"))
     np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-3)
+
+
+def test_quantized_checkpoints_that_do_not_fit_fail_clearly(ridge_bin, tmp_path):
+    """Scales of a shape no layout has, NVFP4 rows that miss ridge's 64-value blocks, a NaN scale:
+    each load stops with an error that names the tensor."""
+    w = random_weights(3)
+    name = "model.layers.0.mlp.down_proj.weight"  # [64, 160]: 160 values per row
+    cases = {}
+    codes = to_e4m3(w[name] / np.float32(0.01))
+    cases["scale shape"] = {name: ("F8_E4M3", codes, codes.shape),
+                            name.replace(".weight", ".weight_scale"): ("F32", np.ones(3, dtype=np.float32), [3])}
+    cases["nan scale"] = {name: ("F8_E4M3", codes, codes.shape),
+                          name.replace(".weight", ".weight_scale"): ("F32", np.array(np.nan, dtype=np.float32), [])}
+    packed = np.zeros((64, 80), dtype=np.uint8)
+    cases["nvfp4 rows"] = {name: ("U8", packed, packed.shape),
+                           name.replace(".weight", ".weight_scale"): ("F8_E4M3", np.zeros((64, 10), dtype=np.uint8), [64, 10])}
+    for label, patch in cases.items():
+        d = str(tmp_path / label.replace(" ", "_"))
+        write_hf_dir(d, {**w, **patch})
+        r = subprocess.run([ridge_bin, "logits", "-m", d, "--tokens", "1,2,3", "-o", str(tmp_path / "x.bin")],
+                           capture_output=True, text=True)
+        assert r.returncode != 0, label
+        assert "down_proj" in r.stderr and "Segmentation" not in r.stderr, (label, r.stderr)
