@@ -83,7 +83,6 @@ void pass(const PackedDotTask& task, int64_t first, int64_t lanes, int64_t t0, c
   const __mmask16 lane_mask = __mmask16((1u << lanes) - 1);
   const __mmask64 chunk_mask = lanes == 16 ? ~__mmask64(0) : (__mmask64(1) << (4 * lanes)) - 1;
   const ActBlock* acts = task.acts + t0 * n_blocks;
-  half_sums += t0 * n_blocks * 2;
   __m512 acc[NT];
   for (int t = 0; t < NT; ++t) acc[t] = _mm512_setzero_ps();
   for (int64_t lb = 0; lb < n_blocks / per_block; ++lb) {
@@ -106,7 +105,7 @@ void pass(const PackedDotTask& task, int64_t first, int64_t lanes, int64_t t0, c
         const __m512 d1 = ue4m3_half(lane_bytes(blk + (2 * h + 1) * lanes, lane_mask));
         for (int t = 0; t < NT; ++t) {
           const ActBlock& a = acts[t * n_blocks + b];
-          const int32_t* hs = half_sums + (t * n_blocks + b) * 2;
+          const int32_t* hs = half_sums + ((t0 + t) * n_blocks + b) * 2;
           const __m512i lo = dot_chunks(w, a, 0, 4, -kBias * hs[0]), hi = dot_chunks(w, a, 4, 8, -kBias * hs[1]);
           const __m512 da = _mm512_set1_ps(a.d);
           acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(lo), _mm512_mul_ps(d0, da), acc[t]);
