@@ -32,6 +32,7 @@ void quantize_row_fp4_weighted(DType type, const float* x, uint8_t* dst, int64_t
       double best = weighted_error(x, importance, 32, ref::e8m0_half(dst[0]), best_codes);
       const int e0 = dst[0];
       for (int e = std::max(0, e0 - 1); e <= std::min(254, e0 + 1); ++e) {
+        if (e == e0) continue;  // ggml's choice, measured above
         const double err = weighted_error(x, importance, 32, ref::e8m0_half(uint8_t(e)), codes);
         if (err < best) best = err, dst[0] = uint8_t(e), std::copy(codes, codes + 32, best_codes);
       }
@@ -48,6 +49,7 @@ void quantize_row_fp4_weighted(DType type, const float* x, uint8_t* dst, int64_t
       int best_s = s0;
       double best = weighted_error(x, importance, 16, ref::ue4m3_half(uint8_t(s0)) * global, best_codes);
       for (int c = std::max(1, s0 - 2); c <= std::min(0x7e, s0 + 2); ++c) {
+        if (c == s0) continue;  // the nearest scale, measured above
         const double err = weighted_error(x, importance, 16, ref::ue4m3_half(uint8_t(c)) * global, codes);
         if (err < best) best = err, best_s = c, std::copy(codes, codes + 16, best_codes);
       }

@@ -61,6 +61,13 @@ inline constexpr int64_t kTiledBlockScales = 2 * kTileTokens;
 // Tokens [16j, 16j + 16) of acts (n_tokens, n_blocks) as tile j of the layout above.
 void tile_activations(const ActBlock* acts, int64_t n_tokens, int64_t n_blocks, int64_t j, int8_t* q, float* scales);
 
+// The walk the packed VNNI kernels share: chunks of `chunk` tokens (their activations stay in L2 while
+// the tiles stream by), every tile of the task's rows, and the chunk's tokens in the fewest balanced
+// passes of at most `max_pass` (13 tokens are 7 + 6, not 12 + 1). pass(first_row, lanes, t0, n, first_pass).
+template <class Pass>
+void for_each_balanced_pass(int64_t row_begin, int64_t row_end, int64_t rows, int64_t n_tokens, int64_t chunk,
+                            int64_t max_pass, Pass&& pass);
+
 struct PackedDotTask {
   DType type;
   const uint8_t* w;  // the packed matrix
@@ -80,5 +87,22 @@ void packed_dot_avx512vnni(const PackedDotTask& task);
 // Bit-identical to both.
 void packed_dot_amx(const PackedDotTask& task);
 bool amx_usable();  // the CPU has AMX-INT8 and the kernel granted this process the tile state
+
+template <class Pass>
+void for_each_balanced_pass(int64_t row_begin, int64_t row_end, int64_t rows, int64_t n_tokens, int64_t chunk,
+                            int64_t max_pass, Pass&& pass) {
+  for (int64_t c0 = 0; c0 < n_tokens; c0 += chunk) {
+    const int64_t c_n = n_tokens - c0 < chunk ? n_tokens - c0 : chunk;
+    const int64_t passes = (c_n + max_pass - 1) / max_pass;
+    for (int64_t first = row_begin; first < row_end; first += kTileRows) {
+      const int64_t lanes = rows - first < kTileRows ? rows - first : kTileRows;
+      for (int64_t p = 0, t = c0; p < passes; ++p) {
+        const int64_t nt = (c_n - (t - c0) + (passes - p) - 1) / (passes - p);
+        pass(first, lanes, t, nt, p == 0);
+        t += nt;
+      }
+    }
+  }
+}
 
 }  // namespace ridge::cpu

@@ -108,18 +108,11 @@ void dot_avx512vnni(const PackedDotTask& task) {
     offsets[size_t(2 * tb)] = -32 * lo;
     offsets[size_t(2 * tb + 1)] = -32 * hi;
   }
-  for (int64_t c0 = 0; c0 < task.n_tokens; c0 += kTokenChunk) {
-    const int64_t c_n = std::min(kTokenChunk, task.n_tokens - c0);
-    const int64_t passes = (c_n + kMaxPass - 1) / kMaxPass;  // balanced: 13 tokens are 7 + 6, not 12 + 1
-    for (int64_t first = task.row_begin; first < task.row_end; first += kTileRows) {
-      const int64_t lanes = std::min(kTileRows, task.rows - first);
-      for (int64_t p = 0, t = c0; p < passes; ++p) {
-        const int64_t nt = (c_n - (t - c0) + (passes - p) - 1) / (passes - p);
-        pass_of(int(nt), task, first, lanes, t, offsets.data(), p == 0, std::make_integer_sequence<int, kMaxPass>{});
-        t += nt;
-      }
-    }
-  }
+  for_each_balanced_pass(task.row_begin, task.row_end, task.rows, task.n_tokens, kTokenChunk, kMaxPass,
+                         [&](int64_t first, int64_t lanes, int64_t t, int64_t nt, bool first_pass) {
+                           pass_of(int(nt), task, first, lanes, t, offsets.data(), first_pass,
+                                   std::make_integer_sequence<int, kMaxPass>{});
+                         });
 }
 
 }  // namespace ridge::cpu::q6k_packed
