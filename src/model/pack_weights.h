@@ -1,8 +1,9 @@
 #pragma once
 // Regroups the weight matrices the CPU's AVX-512 VNNI kernels read into their packed layout
-// (kernels/cpu/packed_layout.h), once at load. Q4_0, Q4_1 and Q8_0 are packed in place; Q4_K and
-// Q5_0 are first re-encoded as Q4_1 and Q8_0 (kernels/ref/recode.h) into new buffers, and the old
-// bytes given back. Skipped on other CPUs, or with RIDGE_PACK=0.
+// (kernels/cpu/packed_layout.h), once at load. Q4_0, Q4_1, Q8_0 and the K-quants are packed in
+// place; Q5_0 is first re-encoded as Q8_0 (kernels/ref/recode.h) into a new buffer, and the old
+// bytes given back, and so is Q4_K as Q4_1 where the AMX tiles run the prefill. Skipped on other
+// CPUs, or with RIDGE_PACK=0.
 #include <memory>
 #include <vector>
 

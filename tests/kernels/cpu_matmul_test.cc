@@ -385,11 +385,16 @@ TEST(PackedLayout, EveryKernelMatchesTheReferenceBitForBit) {
   }
 }
 
-// Q6_K's packed layout (packed_q6k.h): rows round-trip exactly; the VNNI kernel, the scalar
-// reference and matmul give the unpacked K-quant kernels' bits for full and partial tiles, every
-// pass size (1..12 tokens and their balanced splits) and tokens taken out of any batch.
-TEST(PackedLayout, Q6KGivesTheBitsOfTheUnpackedKernels) {
-  const DType type = DType::Q6_K;
+// The K-quants' packed layouts (packed_q4k.h, packed_q6k.h): rows round-trip exactly; the VNNI
+// kernel, the scalar reference and matmul give the unpacked K-quant kernels' bits for full and
+// partial tiles, every pass size (1..12 tokens and their balanced splits) and tokens taken out of
+// any batch.
+class PackedKQuant : public ::testing::TestWithParam<DType> {};
+INSTANTIATE_TEST_SUITE_P(PackedLayout, PackedKQuant, ::testing::Values(DType::Q4_K, DType::Q5_K, DType::Q6_K),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST_P(PackedKQuant, GivesTheBitsOfTheUnpackedKernels) {
+  const DType type = GetParam();
   for (int64_t cols : {256, 512, 1536, 2304}) {
     const int64_t rows = 37;
     auto w = random_weights(type, rows, cols, uint32_t(cols + 7));

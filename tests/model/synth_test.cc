@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "kernels/cpu/isa.h"
+#include "kernels/cpu/packed_layout.h"
 #include "kernels/ref/dequant.h"
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
@@ -198,35 +199,38 @@ TEST(SynthModel, AWrittenModelLoadsTokenizesAndRuns) {
   std::filesystem::remove(path);
 }
 
-// Q4_K and Q5_0 matrices are re-encoded at load on AVX-512 VNNI CPUs (model/pack_weights.h); the
+// Matrices are packed at load on AVX-512 VNNI CPUs (model/pack_weights.h): Q5_0 re-encoded as
+// Q8_0, Q4_K as Q4_1 only where AMX runs the prefill, the other K-quants packed as they are; the
 // logits stay those of the file's own types (RIDGE_PACK=0: read as stored) up to activation and
 // scale rounding.
-TEST(SynthModel, RecodedMatricesGiveTheLogitsOfTheFileTypes) {
-  if (cpu::active_isa() != cpu::Isa::Avx512Vnni) GTEST_SKIP() << "matrices are re-encoded on AVX-512 VNNI CPUs only";
-  for (DType type : {DType::Q4_K, DType::Q5_0}) {
+TEST(SynthModel, PackedMatricesGiveTheLogitsOfTheFileTypes) {
+  if (cpu::active_isa() != cpu::Isa::Avx512Vnni) GTEST_SKIP() << "matrices are packed on AVX-512 VNNI CPUs only";
+  for (DType type : {DType::Q4_K, DType::Q5_K, DType::Q5_0}) {
     const std::string path = temp_path("synth_recode");
     SynthOptions o = two_layer_llama(512, 256, 64, 512);
     o.type = type;
     o.stddev = 0.05f;
     write_synth_model(o, path);
     const std::vector<int32_t> tokens = {0, 5, 300, 511, 17, 42};
+    const bool is_recoded = type == DType::Q5_0 || (type == DType::Q4_K && cpu::amx_usable());
     auto logits_of = [&](bool keep_file_types) {
       if (keep_file_types) setenv("RIDGE_PACK", "0", 1);
       const Model model = load_model(path);
       unsetenv("RIDGE_PACK");
       const WeightRef& up = model.weights.layers[1].w_up;
-      EXPECT_EQ(up.recoded_from.has_value(), !keep_file_types);
-      EXPECT_EQ(up.type, keep_file_types ? type : type == DType::Q4_K ? DType::Q4_1 : DType::Q8_0);
+      EXPECT_EQ(up.packed, !keep_file_types) << dtype_name(type);
+      EXPECT_EQ(up.recoded_from.has_value(), is_recoded && !keep_file_types) << dtype_name(type);
+      EXPECT_EQ(up.type, keep_file_types || !is_recoded ? type : type == DType::Q4_K ? DType::Q4_1 : DType::Q8_0);
       ModelForward forward(model, 2);
       KvCache cache = forward.make_cache(16);
       std::vector<float> logits;
       forward.forward(tokens, cache, /*all_logits=*/true, logits);
       return logits;
     };
-    const auto stored = logits_of(true), recoded = logits_of(false);
+    const auto stored = logits_of(true), packed = logits_of(false);
     double num = 0, den = 0;
     for (size_t i = 0; i < stored.size(); ++i) {
-      num += (double(recoded[i]) - stored[i]) * (double(recoded[i]) - stored[i]);
+      num += (double(packed[i]) - stored[i]) * (double(packed[i]) - stored[i]);
       den += double(stored[i]) * stored[i];
     }
     EXPECT_LT(std::sqrt(num / den), 0.02) << dtype_name(type);  // relative RMS difference of the logits

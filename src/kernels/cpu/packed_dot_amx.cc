@@ -201,7 +201,7 @@ void packed_dot_amx(const PackedDotTask& task) {
     case DType::Q4_0: return run<DType::Q4_0>(task);
     case DType::Q4_1: return run<DType::Q4_1>(task);
     case DType::Q8_0: return run<DType::Q8_0>(task);
-    default: return packed_dot_avx512vnni(task);  // Q6_K: no AMX kernel yet
+    default: return packed_dot_avx512vnni(task);  // the K-quants, FP4: no AMX kernel yet
   }
 }
 

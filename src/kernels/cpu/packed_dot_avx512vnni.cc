@@ -15,11 +15,17 @@
 #include <utility>
 
 #include "kernels/cpu/packed_layout.h"
+#include "kernels/cpu/packed_vnni_common.h"
 #include "kernels/cpu/packed_fp4.h"
+#include "kernels/cpu/packed_q4k.h"
 #include "kernels/cpu/packed_q6k.h"
 
 namespace ridge::cpu {
 namespace {
+
+using packed_vnni::broadcast_dword;
+using packed_vnni::kPrefetchBytes;
+using packed_vnni::kTokenChunk;
 
 // The integer offset that turns Σ stored·a into Σ w·a: Q4_0 stores q (w = q - 8), Q8_0 w + 128.
 template <DType T>
@@ -29,11 +35,6 @@ inline int32_t offset_of(const ActBlock& a) {
   return 0;
 }
 
-inline __m512i broadcast_dword(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
 
 // One block of a tile of `lanes` rows unpacked to eight registers of four values per row.
 template <DType T, bool Full>
@@ -84,7 +85,6 @@ struct BlockWeights {
 // measured on the 1.1B files at 2 threads: 512 B to 4 KiB tried, 2 KiB best). Later passes find the
 // tile in cache. Without it, 8 tokens against a matrix in DRAM ran at 15 GB/s instead of 30
 // (Zen 5, 2 threads): the hardware prefetcher alone does not keep up once compute is in the loop.
-constexpr int64_t kPrefetchBytes = 2048;
 inline void prefetch_ahead(const uint8_t* p, int64_t bytes) {
   for (int64_t off = 0; off < bytes; off += 64) _mm_prefetch(reinterpret_cast<const char*>(p + kPrefetchBytes + off), _MM_HINT_T0);
 }
@@ -121,7 +121,6 @@ void tile_of(int nt, const PackedDotTask& task, int64_t first, int64_t t0, bool 
 
 template <DType T>
 void run(const PackedDotTask& task) {
-  constexpr int64_t kTokenChunk = 64;  // a chunk of activations stays in L2 while the tiles stream by
   for (int64_t c0 = 0; c0 < task.n_tokens; c0 += kTokenChunk) {
     const int64_t c_end = std::min(task.n_tokens, c0 + kTokenChunk), c_n = c_end - c0;
     const int64_t passes = (c_n + kMaxPass - 1) / kMaxPass;
@@ -148,6 +147,7 @@ void packed_dot_avx512vnni(const PackedDotTask& task) {
     case DType::Q4_1: return run<DType::Q4_1>(task);
     case DType::Q8_0: return run<DType::Q8_0>(task);
     case DType::Q6_K: return q6k_packed::dot_avx512vnni(task);
+    case DType::Q4_K: case DType::Q5_K: return q4k_packed::dot_avx512vnni(task);
     case DType::MXFP4: case DType::NVFP4: return fp4_packed::dot_avx512vnni(task);
     default: break;
   }

@@ -14,22 +14,20 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/packed_vnni_common.h"
 #include "kernels/cpu/packed_fp4.h"
 #include "kernels/ref/fp4.h"
 
 namespace ridge::cpu::fp4_packed {
 namespace {
 
+using packed_vnni::broadcast_dword;
+using packed_vnni::kPrefetchBytes;
+using packed_vnni::kTokenChunk;
+
 constexpr int kMaxPass = 12;         // tokens per unpacked block (registers: 8 + 2 + NT + temporaries)
-constexpr int64_t kTokenChunk = 64;  // activations of a chunk stay in L2 while the tiles stream by
-constexpr int64_t kPrefetchBytes = 2048;
 constexpr int32_t kBias = 12;  // value + 12 >= 0 for every E2M1 value (±12 at most)
 
-inline __m512i broadcast_dword(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
 
 // 2^(e-128) per lane (ref::e8m0_half), e = 0 and 1 as f32 subnormals.
 inline __m512 e8m0_half(__m512i e) {

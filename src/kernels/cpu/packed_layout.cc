@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "kernels/cpu/packed_fp4.h"
+#include "kernels/cpu/packed_q4k.h"
 #include "kernels/cpu/packed_q6k.h"
 #include "kernels/ref/dequant.h"
 
@@ -25,15 +26,18 @@ BlockParts parts_of(DType type) {
     case DType::Q4_1: return {4, 16};
     case DType::Q8_0: return {2, 32};
     case DType::Q6_K: return {q6k_packed::kHeaderPerLane, q6k_packed::kSuperBytes - q6k_packed::kHeaderPerLane};
+    case DType::Q4_K: case DType::Q5_K:
+      return {q4k_packed::kHeaderPerLane, q4k_packed::super_bytes(type) - q4k_packed::kHeaderPerLane};
     case DType::MXFP4: case DType::NVFP4:
       return {fp4_packed::header_per_lane(type), fp4_packed::block_bytes(type) - fp4_packed::header_per_lane(type)};
     default: fail("no packed layout for {}", dtype_name(type));
   }
 }
 
-// Values per block of the layout: 32, a Q6_K super-block, or an NVFP4 block.
+// Values per block of the layout: 32, a K-quant super-block, or an NVFP4 block.
 int64_t block_values(DType type) {
-  return type == DType::Q6_K ? q6k_packed::kValues : fp4_packed::is_fp4(type) ? fp4_packed::block_values(type) : kActBlock;
+  if (type == DType::Q6_K || q4k_packed::is_q4k(type)) return 256;
+  return fp4_packed::is_fp4(type) ? fp4_packed::block_values(type) : kActBlock;
 }
 
 // Where row `row` lives: its tile's first byte, the tile's row count and the row's lane.
@@ -51,6 +55,7 @@ uint8_t q4_value(const uint8_t* qs, int v) { return v < 16 ? qs[v] & 0x0f : qs[v
 // One block of `lanes` rows: GGUF blocks -> the tile's block (pack) or back (unpack, one lane).
 void pack_block(DType type, const uint8_t* const* src_blocks, int64_t lanes, uint8_t* dst) {
   if (type == DType::Q6_K) return q6k_packed::pack_super(src_blocks, lanes, dst);
+  if (q4k_packed::is_q4k(type)) return q4k_packed::pack_super(type, src_blocks, lanes, dst);
   if (fp4_packed::is_fp4(type)) return fp4_packed::pack_block(type, src_blocks, lanes, dst);
   const BlockParts p = parts_of(type);
   uint8_t* quants = dst + p.header * lanes;
@@ -72,6 +77,7 @@ void pack_block(DType type, const uint8_t* const* src_blocks, int64_t lanes, uin
 
 void unpack_block(DType type, const uint8_t* src, int64_t lanes, int64_t lane, uint8_t* block) {
   if (type == DType::Q6_K) return q6k_packed::unpack_super(src, lanes, lane, block);
+  if (q4k_packed::is_q4k(type)) return q4k_packed::unpack_super(type, src, lanes, lane, block);
   if (fp4_packed::is_fp4(type)) return fp4_packed::unpack_block(type, src, lanes, lane, block);
   const BlockParts p = parts_of(type);
   std::memcpy(block, src + 2 * lane, 2);
@@ -114,7 +120,8 @@ void tile_activations(const ActBlock* acts, int64_t n_tokens, int64_t n_blocks, 
 }
 
 bool packable(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q6_K || fp4_packed::is_fp4(type);
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q6_K ||
+         q4k_packed::is_q4k(type) || fp4_packed::is_fp4(type);
 }
 
 void pack_rows(DType type, void* data, int64_t rows, int64_t cols) {
@@ -154,6 +161,7 @@ void dequantize_packed_row(DType type, const void* matrix, int64_t rows, int64_t
 
 void packed_dot_scalar(const PackedDotTask& task) {
   if (task.type == DType::Q6_K) return q6k_packed::dot_scalar(task);
+  if (q4k_packed::is_q4k(task.type)) return q4k_packed::dot_scalar(task);
   if (fp4_packed::is_fp4(task.type)) return fp4_packed::dot_scalar(task);
   const BlockParts p = parts_of(task.type);
   const int64_t row_bytes = task.n_blocks * p.bytes();

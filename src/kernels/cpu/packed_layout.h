@@ -1,9 +1,10 @@
 #pragma once
-// A kernel-friendly layout for Q4_0, Q4_1 and Q8_0 matrices (and Q6_K: packed_q6k.h), made once at load: rows are
-// interleaved sixteen at a time, block by block, in the layout of a VNNI / AMX "B" operand, so one
-// 512-bit register holds four consecutive values of one block for sixteen rows, a dword-broadcast
-// activation dots all sixteen rows at once, and every lane ends a block with that row's exact
-// integer block sum (no horizontal reductions, and AMX tiles read the same bytes).
+// A kernel-friendly layout for Q4_0, Q4_1 and Q8_0 matrices (Q4_K, Q5_K: packed_q4k.h; Q6_K:
+// packed_q6k.h; FP4: packed_fp4.h), made once at load: rows are interleaved sixteen at a time,
+// block by block, in the layout of a VNNI / AMX "B" operand, so one 512-bit register holds four
+// consecutive values of one block for sixteen rows, a dword-broadcast activation dots all sixteen
+// rows at once, and every lane ends a block with that row's exact integer block sum (no
+// horizontal reductions, and AMX tiles read the same bytes).
 //
 // A tile of L rows (16, or fewer in the last tile) stores, for each 32-value block in order:
 //   [L f16 scales][L f16 minimums (Q4_1)][quants]
@@ -27,7 +28,7 @@ namespace ridge::cpu {
 
 inline constexpr int64_t kTileRows = 16;
 
-bool packable(DType type);  // Q4_0, Q4_1, Q8_0, Q6_K, MXFP4, NVFP4 (packed_fp4.h)
+bool packable(DType type);  // Q4_0, Q4_1, Q8_0, the K-quants Q4_K, Q5_K, Q6_K, MXFP4, NVFP4 (packed_fp4.h)
 
 // Byte sizes of one block of a packable type: its scale (+ minimum) header, all of it, and one
 // block of a full tile of sixteen rows.

@@ -12,20 +12,18 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/packed_vnni_common.h"
 #include "kernels/cpu/packed_q6k.h"
 
 namespace ridge::cpu::q6k_packed {
 namespace {
 
-constexpr int kMaxPass = 12;          // tokens dotted per unpacked group (registers: 8 + 3 + NT + temporaries)
-constexpr int64_t kTokenChunk = 64;   // activations of a chunk stay in L2 while the tiles stream by
-constexpr int64_t kPrefetchBytes = 2048;
+using packed_vnni::broadcast_dword;
+using packed_vnni::kPrefetchBytes;
+using packed_vnni::kTokenChunk;
 
-inline __m512i broadcast_dword(const int8_t* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return _mm512_set1_epi32(v);
-}
+constexpr int kMaxPass = 12;          // tokens dotted per unpacked group (registers: 8 + 3 + NT + temporaries)
+
 
 // One group of a tile of rows as VNNI operands, and its two scales per row as floats.
 struct Group {
