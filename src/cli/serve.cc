@@ -8,6 +8,7 @@
 #include <cstring>
 #include <thread>
 
+#include "chat/reasoning.h"
 #include "chat/tool_format.h"
 #include "cli/commands.h"
 #include "cli/disagg_options.h"
@@ -27,6 +28,7 @@ struct ServeOptions {
   ServerConfig server;
   std::string served_model_name;
   std::string tool_call_parser;  // overrides the tool format detected from the chat template
+  std::string reasoning_format = "separate";
   double request_timeout_s = 600;
   double shutdown_grace_s = 30;
 };
@@ -54,9 +56,15 @@ void serve(ServeOptions& o) {
   Engine engine(m->model, m->tokenizer, engine_cfg);
   print_memory_plan(engine, *m);
   auto tools = chat::select_tool_format(m->chat.source, m->chat.format, o.tool_call_parser);
-  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools);
+  std::optional<chat::ReasoningTags> reasoning;
+  if (chat::reasoning_format_from_name(o.reasoning_format) == chat::ReasoningFormat::kSeparate)
+    reasoning = chat::detect_reasoning_tags(m->chat.source);
+  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools, reasoning);
   std::fprintf(stderr, "tool calling: %s\n",
                tools ? std::string(tools->name()).c_str() : "none (the chat template has no tool format; see --tool-call-parser)");
+  if (reasoning)
+    std::fprintf(stderr, "reasoning: %s ... %s goes to reasoning_content (--reasoning-format none keeps it in content)\n",
+                 reasoning->open.c_str(), reasoning->close.c_str());
 
   ServerConfig config = o.server;
   if (!o.slo.slo.empty()) config.slo = loadgen::parse_slo(o.slo.slo);
@@ -95,6 +103,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' on /v1 routes")->envname("RIDGE_API_KEY");
   cmd->add_option("--tool-call-parser", o->tool_call_parser,
                   "how tools are offered and calls read: qwen2.5, hermes, llama3, llama3.1, mistral (default: from the chat template)");
+  cmd->add_option("--reasoning-format", o->reasoning_format,
+                  "a thinking model's <think> text: separate (reasoning_content / thinking blocks) or none (left in content)")
+      ->check(CLI::IsMember({"none", "separate", "deepseek", "auto"}))
+      ->capture_default_str();
   cmd->add_option("--served-model-name", o->served_model_name, "the model name clients send (default: the file name without .gguf)");
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();

@@ -33,6 +33,7 @@ struct SynthArgs {
   std::optional<int64_t> sliding_window, swa_pattern;
   std::string arch;
   bool tied = false, untied = false;
+  std::string vocab_from;
 };
 
 DType parse_type(const std::string& name) {
@@ -129,9 +130,13 @@ void list_shapes() {
   }
 }
 
-void run_synth(const SynthArgs& a) {
+void run_synth(SynthArgs a) {
   if (a.list) return list_shapes();
   synth::SynthOptions o;
+  if (!a.vocab_from.empty()) {
+    o.vocab_from = a.vocab_from;
+    a.n_vocab = synth::vocab_size_of(a.vocab_from);
+  }
   o.spec = build_spec(a);
   o.type = parse_type(a.type);
   if (!a.embd_type.empty()) o.embd_type = parse_type(a.embd_type);
@@ -166,6 +171,8 @@ void add_synth_command(CLI::App& app) {
   cmd->add_option("--n-head-kv", a->n_head_kv, "Key/value heads (default: --n-head)");
   cmd->add_option("--n-ff", a->n_ff, "Feed-forward size");
   cmd->add_option("--n-vocab", a->n_vocab, "Vocabulary size (at least 258)");
+  cmd->add_option("--vocab-from", a->vocab_from,
+                  "GGUF whose tokenizer and chat template the file takes (its token count sets --n-vocab)");
   cmd->add_option("--head-dim", a->head_dim, "Head size (default: the shape's own, or n_embd / n_head)");
   cmd->add_option("--n-ctx", a->n_ctx, "Training context length written to the file");
   cmd->add_option("--rope-theta", a->rope_theta, "RoPE base");

@@ -351,6 +351,7 @@ bool Engine::emit_token(RequestId id, Live& live, TokenEvent e, Events& events) 
     if (!hit) text += live.stops.flush();
   }
   if (!live.options.logprobs) e.sample.top.clear();
+  if (live.stops.stopped()) e.stop_string = live.stops.matched();
   e.text = std::move(text);
   e.draft_tokens = live.draft_tokens;
   e.accepted_tokens = live.accepted_tokens;
@@ -455,6 +456,7 @@ void Engine::append_forced(RequestId id, Live& live, SampledToken& done, Events&
     if (hit || live.completion >= live.options.max_tokens) {
       // A stop string inside forced text, or the last token allowed: end here.
       f.finish = hit ? FinishReason::Stop : FinishReason::Length;
+      if (hit) f.stop_string = live.stops.matched();
       if (!live.stops.stopped()) {
         auto [rest, hit2] = live.stops.push(live.decoder.flush());
         f.text += rest;

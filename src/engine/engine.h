@@ -121,6 +121,7 @@ struct TokenEvent {
   bool forced = false;           // appended by the grammar without sampling (jump-forward)
   std::string text;              // text completed by this token (complete UTF-8, clear of stop strings)
   FinishReason finish = FinishReason::None;
+  std::string stop_string;       // finish == Stop because of this stop string (empty: EOS or grammar)
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;  // of the prompt, served from the prefix cache
   int64_t completion_tokens = 0;     // generated so far, including this one

@@ -14,7 +14,13 @@ StopStringMatcher::Result StopStringMatcher::push(std::string_view text) {
   pending_ += text;
   // The earliest match wins: text after it was never meant to be seen.
   size_t match = std::string::npos;
-  for (const auto& stop : stops_) match = std::min(match, pending_.find(stop));
+  for (const auto& stop : stops_) {
+    const size_t at = pending_.find(stop);
+    if (at < match) {
+      match = at;
+      matched_ = stop;
+    }
+  }
   if (match != std::string::npos) {
     stopped_ = true;
     std::string released = pending_.substr(0, match);

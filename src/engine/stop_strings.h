@@ -22,6 +22,7 @@ class StopStringMatcher {
   std::string flush();
 
   bool stopped() const { return stopped_; }
+  const std::string& matched() const { return matched_; }  // the stop string found, once stopped
 
  private:
   // Length of the longest suffix of pending_ that is a proper prefix of some stop string.
@@ -30,6 +31,7 @@ class StopStringMatcher {
   std::vector<std::string> stops_;
   std::string pending_;  // text not yet released
   bool stopped_ = false;
+  std::string matched_;
 };
 
 }  // namespace ridge

@@ -7,11 +7,13 @@
 // SubmitError); nothing of the Engine class itself is used here.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "chat/reasoning.h"
 #include "chat/tool_format.h"
 #include "engine/engine.h"
 #include "grammar/compiled_grammar.h"
@@ -20,6 +22,11 @@
 #include "tokenizer/chat_template.h"
 
 namespace ridge {
+
+// Per-request choices that change how a conversation is rendered (chat_template_kwargs).
+struct ChatRenderOptions {
+  std::optional<bool> enable_thinking;  // false: a thinking model's template closes the thinking at once
+};
 
 class CompletionBackend {
  public:
@@ -37,15 +44,19 @@ class CompletionBackend {
   virtual std::vector<int32_t> tokenize(std::string_view text) const = 0;
   // Chat messages to prompt text, through the model's (or the --chat-template) format, ending
   // with the header of the assistant's turn.
-  virtual std::string apply_chat_template(std::span<const ChatMessage> messages) const = 0;
+  virtual std::string apply_chat_template(std::span<const ChatMessage> messages, const ChatRenderOptions& options) const = 0;
   // How this model is offered tools and writes calls (its chat template's tool format); nullptr
   // when it has none, and then requests with tools are refused.
   virtual const chat::ToolFormat* tool_format() const { return nullptr; }
   // A conversation that speaks of tools, rendered by tool_format() (which must exist).
-  virtual std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools) const {
-    (void)messages, (void)tools;
+  virtual std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
+                                          const ChatRenderOptions& options) const {
+    (void)messages, (void)tools, (void)options;
     return {};
   }
+  // A thinking model's tags, when its output is split into reasoning and content (the server's
+  // --reasoning-format separate); nullptr otherwise.
+  virtual const chat::ReasoningTags* reasoning_tags() const { return nullptr; }
   // The bytes of one token (for logprobs); may be a fragment of a UTF-8 character.
   virtual std::string token_piece(int32_t token) const = 0;
   virtual int32_t n_vocab() const = 0;

@@ -43,37 +43,53 @@ ApiError submit_error(const SubmitError& e, Endpoint endpoint) {
 
 }  // namespace
 
-CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, const OpenaiRequest& request,
-                             Clock::time_point arrival)
-    : backend_(backend), metrics_(metrics), request_(request), arrival_(arrival),
-      header_(make_response_header(request.endpoint, backend.model_id())),
-      stream_(RequestStream::create(backend, request.n)), choices_(size_t(request.n)) {
+RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiRequest& request) {
   const char* param = prompt_param(request.endpoint);
+  RenderedPrompt out;
   if (request.prompt_is_tokens) {
     const int32_t n_vocab = backend.n_vocab();
     for (int32_t t : request.prompt_tokens)
       if (t >= n_vocab) throw_bad_param(param, fmt::format("token id {} is out of range (the vocabulary has {})", t, n_vocab));
-    prompt_ = request.prompt_tokens;
+    out.tokens = request.prompt_tokens;
   } else {
     try {
-      std::string text;
+      ChatRenderOptions render;
+      render.enable_thinking = request.enable_thinking;
       if (request.endpoint == Endpoint::Completions) {
-        text = request.prompt_text;
+        out.text = request.prompt_text;
       } else if (request.uses_tools()) {
         if (!backend.tool_format())
           throw_bad_param("tools",
                           "this model's chat template has no tool-calling format (start the server with "
                           "--tool-call-parser NAME to choose one)");
-        text = backend.apply_tool_template(request.messages, request.tools);
+        out.text = backend.apply_tool_template(request.messages, request.tools, render);
       } else {
-        text = backend.apply_chat_template(request.messages);
+        out.text = backend.apply_chat_template(request.messages, render);
       }
-      prompt_ = backend.tokenize(text);
+      out.tokens = backend.tokenize(out.text);
     } catch (const Error& e) {  // e.g. a conversation the chat format cannot express
       throw_bad_param(param, e.what());
     }
   }
-  if (prompt_.empty()) throw_bad_param(param, "the prompt is empty");
+  if (out.tokens.empty()) throw_bad_param(param, "the prompt is empty");
+  return out;
+}
+
+CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, const OpenaiRequest& request,
+                             Clock::time_point arrival)
+    : backend_(backend), metrics_(metrics), request_(request), arrival_(arrival),
+      writer_(make_response_writer(request, backend.model_id())),
+      stream_(RequestStream::create(backend, request.n)), choices_(size_t(request.n)) {
+  const char* param = prompt_param(request.endpoint);
+  RenderedPrompt prompt = render_prompt(backend, request);
+  prompt_ = std::move(prompt.tokens);
+  const chat::ReasoningTags* tags = backend.reasoning_tags();
+  if (tags && request.endpoint == Endpoint::ChatCompletions &&
+      request.reasoning_format.value_or(chat::ReasoningFormat::kSeparate) == chat::ReasoningFormat::kSeparate) {
+    const chat::PromptThinking thinking = chat::prompt_thinking(prompt.text, *tags);
+    split_reasoning_ = thinking != chat::PromptThinking::kClosed;
+    reasoning_open_ = thinking == chat::PromptThinking::kOpen;
+  }
 
   // At least one token must fit after the prompt; a larger max_tokens is clamped, not refused.
   const int64_t n_ctx = backend.n_ctx();
@@ -109,12 +125,14 @@ void CompletionJob::submit() {
       throw ApiError(400, e.what(), calls.empty() ? "response_format" : "tools");
     }
   }
-  if (request_.tool_choice.mode != chat::ToolChoice::Mode::kNone && backend_.tool_format())
-    for (auto& c : choices_) {
+  for (auto& c : choices_) {
+    if (split_reasoning_) c.reasoning = std::make_unique<chat::ReasoningSplitter>(*backend_.reasoning_tags(), reasoning_open_);
+    if (request_.tool_choice.mode != chat::ToolChoice::Mode::kNone && backend_.tool_format()) {
       std::vector<std::string> names;
       for (const auto& tool : request_.tools) names.push_back(tool.name);
       c.tools = std::make_unique<chat::ToolCallStream>(*backend_.tool_format(), std::move(names));
     }
+  }
   for (int i = 0; i < request_.n; ++i) {
     RequestOptions options;
     options.prompt = prompt_;
@@ -151,11 +169,21 @@ grammar::GrammarSpec CompletionJob::tool_grammar() const {
 
 void CompletionJob::read_text(Choice& c, const TokenEvent& ev, ChoicePart& part) {
   c.text += ev.text;
+  const bool final = ev.finish != FinishReason::None;
+  std::string answer = ev.text;
+  if (c.reasoning) {
+    const bool was_closed = c.reasoning->closed();
+    chat::ReasoningSplitter::Delta split = c.reasoning->push(ev.text, final);
+    // A token read while thinking, or the one that closed it, is a reasoning token.
+    if (ev.has_token && (c.reasoning->thinking() || c.reasoning->closed() != was_closed)) ++c.reasoning_tokens;
+    part.reasoning = std::move(split.reasoning);
+    answer = std::move(split.content);
+  }
   if (!c.tools) {
-    part.text = ev.text;
+    part.text = std::move(answer);
     return;
   }
-  chat::StreamDelta delta = c.tools->push(ev.text, /*final=*/ev.finish != FinishReason::None);
+  chat::StreamDelta delta = c.tools->push(answer, final);
   part.text = std::move(delta.content);
   part.call_deltas = std::move(delta.calls);
 }
@@ -209,12 +237,14 @@ std::optional<ChoicePart> CompletionJob::apply(const RequestStream::Event& e) {
   c.draft_tokens = std::max(c.draft_tokens, ev.draft_tokens);
   c.accepted_tokens = std::max(c.accepted_tokens, ev.accepted_tokens);
   read_text(c, ev, part);
+  if (!ev.stop_string.empty()) c.stop_string = part.stop_string = ev.stop_string;
   if (ev.finish != FinishReason::None) {
     finish_choice(c, ev.finish, e.at);
     // An abort the client did not ask for ends the whole stream with an error instead.
     if (ev.finish != FinishReason::Abort) part.finish_reason = finish_name(c);
   }
-  if (part.text.empty() && part.logprobs.empty() && part.finish_reason.empty() && part.call_deltas.empty())
+  if (part.text.empty() && part.reasoning.empty() && part.logprobs.empty() && part.finish_reason.empty() &&
+      part.call_deltas.empty())
     return std::nullopt;
   return part;
 }
@@ -236,6 +266,7 @@ Usage CompletionJob::usage() const {
     u.completion_tokens += c.completion_tokens;
     u.draft_tokens += c.draft_tokens;
     u.accepted_tokens += c.accepted_tokens;
+    if (split_reasoning_) u.reasoning_tokens = u.reasoning_tokens.value_or(0) + c.reasoning_tokens;
   }
   return u;
 }
@@ -273,19 +304,21 @@ nlohmann::json CompletionJob::wait_response(Clock::time_point deadline, Clock::d
     const Choice& c = choices_[i];
     ChoicePart part;
     part.index = int(i);
-    part.text = c.tools ? c.tools->content() : c.text;
+    part.text = c.tools ? c.tools->content() : c.reasoning ? c.reasoning->content() : c.text;
+    if (c.reasoning) part.reasoning = c.reasoning->reasoning();
+    part.stop_string = c.stop_string;
     part.with_logprobs = request_.logprobs;
     part.logprobs = c.logprobs;
     part.finish_reason = finish_name(c);
     if (c.tools) part.tool_calls = c.tools->calls();
     parts.push_back(std::move(part));
   }
-  return response_json(header_, parts, usage());
+  return writer_->body(parts, usage());
 }
 
 std::string CompletionJob::end_stream_with_error(const ApiError& error) {
   done_ = true;
-  return sse_event(error_json(error)) + sse_done();
+  return writer_->stream_error(error);
 }
 
 std::string CompletionJob::next_sse(Clock::time_point until, Clock::time_point deadline) {
@@ -293,31 +326,25 @@ std::string CompletionJob::next_sse(Clock::time_point until, Clock::time_point d
   if (done_) return out;
   if (!opened_) {
     opened_ = true;
-    if (request_.endpoint == Endpoint::ChatCompletions) {  // OpenAI opens each choice with its role
-      for (int i = 0; i < request_.n; ++i) {
-        ChoicePart opening;
-        opening.index = i;
-        opening.role = true;
-        out += sse_event(chunk_json(header_, opening, request_.include_usage));
-      }
-      return out;  // at once: the client sees the stream start before the first token
-    }
+    Usage opening;
+    opening.prompt_tokens = prompt_tokens();
+    out = writer_->stream_open(opening);
+    if (!out.empty()) return out;  // at once: the client sees the stream start before the first token
   }
   if (Clock::now() >= deadline) {
     cancel();
     return out + end_stream_with_error(ApiError(504, "the request timed out", {}, "timeout", error_type_for_status(504)));
   }
   for (const auto& e : stream_->wait(std::min(until, deadline)))
-    if (auto part = apply(e)) out += sse_event(chunk_json(header_, *part, request_.include_usage));
+    if (auto part = apply(e)) out += writer_->stream_part(*part);
   if (backend_aborted()) {
     cancel();
     return out + end_stream_with_error(ApiError(503, "the request was cancelled: the server is shutting down", {}, {},
                                                 error_type_for_status(503)));
   }
   if (!all_finished()) return out;
-  if (request_.include_usage) out += sse_event(usage_chunk_json(header_, usage()));
   done_ = true;
-  return out + sse_done();
+  return out + writer_->stream_close(usage());
 }
 
 }  // namespace ridge

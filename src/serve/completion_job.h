@@ -19,9 +19,18 @@
 #include "serve/openai_request.h"
 #include "serve/openai_response.h"
 #include "serve/request_stream.h"
+#include "serve/response_writer.h"
 #include "serve/serve_metrics.h"
 
 namespace ridge {
+
+// The prompt of a request as the model reads it: the text as given, or the conversation through
+// the model's chat template (with its tools), tokenized. Throws ApiError (400) naming the field.
+struct RenderedPrompt {
+  std::string text;  // empty for a prompt of token ids
+  std::vector<int32_t> tokens;
+};
+RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiRequest& request);
 
 class CompletionJob {
  public:
@@ -65,7 +74,10 @@ class CompletionJob {
     int64_t draft_tokens = 0, accepted_tokens = 0;  // speculative decoding
     std::optional<Clock::time_point> first_token, last_token;
     double max_gap_s = 0;  // the longest wait between two tokens
-    std::unique_ptr<chat::ToolCallStream> tools;  // the output read as content and tool calls
+    std::unique_ptr<chat::ReasoningSplitter> reasoning;  // a thinking model's output: reasoning, then the answer
+    int64_t reasoning_tokens = 0;
+    std::string stop_string;
+    std::unique_ptr<chat::ToolCallStream> tools;  // the answer read as content and tool calls
   };
 
   // Applies one event to its choice and the metrics; returns the part of the choice it adds
@@ -86,7 +98,11 @@ class CompletionJob {
   Clock::time_point arrival_;
   std::vector<int32_t> prompt_;
   int64_t max_tokens_ = 0;
-  ResponseHeader header_;
+  std::unique_ptr<ResponseWriter> writer_;
+  // A thinking model's output is split (its prompt did not close the thinking); whether the
+  // prompt opened it.
+  bool split_reasoning_ = false;
+  bool reasoning_open_ = false;
   std::shared_ptr<RequestStream> stream_;
   std::vector<Choice> choices_;
   RequestId first_id_ = -1;  // the backend's id of choice 0

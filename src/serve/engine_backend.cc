@@ -10,8 +10,9 @@
 namespace ridge {
 
 EngineBackend::EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id,
-                             std::shared_ptr<const chat::ToolFormat> tools)
+                             std::shared_ptr<const chat::ToolFormat> tools, std::optional<chat::ReasoningTags> reasoning)
     : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)), tools_(std::move(tools)),
+      reasoning_(std::move(reasoning)),
       grammars_(std::make_unique<grammar::GrammarCache>(grammar_vocab(engine.tokenizer()))) {}
 
 std::shared_ptr<const grammar::CompiledGrammar> EngineBackend::compile_grammar(const grammar::GrammarSpec& spec) {
@@ -31,17 +32,30 @@ std::vector<int32_t> EngineBackend::tokenize(std::string_view text) const {
   return engine_.tokenizer().encode(text, /*add_special=*/true, /*parse_special=*/true);
 }
 
-std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> messages) const {
-  ChatTemplateOptions options;
-  options.default_system_prompt = chat_.default_system_prompt;
-  return render_chat(chat_.format, messages, options);
+namespace {
+
+// enable_thinking=false, for templates that take it (Qwen 3's): the generation prompt ends with an
+// empty thinking block, as the template writes it.
+std::string with_thinking_choice(std::string prompt, const ChatTemplate& chat, const ChatRenderOptions& options) {
+  if (options.enable_thinking == false && chat.source.find("enable_thinking") != std::string::npos)
+    prompt += "<think>\n\n</think>\n\n";
+  return prompt;
 }
 
-std::string EngineBackend::apply_tool_template(std::span<const ChatMessage> messages,
-                                               std::span<const chat::Tool> tools) const {
+}  // namespace
+
+std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> messages,
+                                               const ChatRenderOptions& render) const {
+  ChatTemplateOptions options;
+  options.default_system_prompt = chat_.default_system_prompt;
+  return with_thinking_choice(render_chat(chat_.format, messages, options), chat_, render);
+}
+
+std::string EngineBackend::apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
+                                               const ChatRenderOptions& render) const {
   chat::ToolPromptOptions options;
   options.default_system_prompt = chat_.default_system_prompt;
-  return tools_->render(messages, tools, options);
+  return with_thinking_choice(tools_->render(messages, tools, options), chat_, render);
 }
 
 std::string EngineBackend::token_piece(int32_t token) const { return engine_.tokenizer().token_to_piece(token); }

@@ -15,16 +15,20 @@ class EngineBackend : public CompletionBackend {
  public:
   // `engine` (and the model and tokenizer it holds) must outlive the backend.
   // `tools`: the model's tool format (chat::select_tool_format), nullptr when it has none.
+  // `reasoning`: the model's thinking tags when its output is split (nullopt: left in content).
   EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id,
-                std::shared_ptr<const chat::ToolFormat> tools = nullptr);
+                std::shared_ptr<const chat::ToolFormat> tools = nullptr,
+                std::optional<chat::ReasoningTags> reasoning = std::nullopt);
 
   RequestId submit(RequestOptions options, EventCallback on_event) override;
   void cancel(RequestId id) override;
   EngineStats stats() const override;
   std::vector<int32_t> tokenize(std::string_view text) const override;
-  std::string apply_chat_template(std::span<const ChatMessage> messages) const override;
+  std::string apply_chat_template(std::span<const ChatMessage> messages, const ChatRenderOptions& options) const override;
   const chat::ToolFormat* tool_format() const override { return tools_.get(); }
-  std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools) const override;
+  std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
+                                  const ChatRenderOptions& options) const override;
+  const chat::ReasoningTags* reasoning_tags() const override { return reasoning_ ? &*reasoning_ : nullptr; }
   std::string token_piece(int32_t token) const override;
   int32_t n_vocab() const override;
   int64_t n_ctx() const override;
@@ -38,6 +42,7 @@ class EngineBackend : public CompletionBackend {
   ChatTemplate chat_;
   std::string model_id_;
   std::shared_ptr<const chat::ToolFormat> tools_;
+  std::optional<chat::ReasoningTags> reasoning_;
   std::unique_ptr<grammar::GrammarCache> grammars_;
 };
 

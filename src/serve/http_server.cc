@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -13,10 +14,12 @@
 #include <httplib.h>
 
 #include "core/error.h"
+#include "serve/anthropic_request.h"
 #include "serve/api_error.h"
 #include "serve/completion_job.h"
 #include "serve/connection_watch.h"
 #include "serve/inflight.h"
+#include "serve/response_writer.h"
 #include "serve/serve_metrics.h"
 #include "serve/sse.h"
 #include "serve/web_page.h"
@@ -31,10 +34,13 @@ constexpr const char* kJson = "application/json";
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-void reply_error(httplib::Response& res, const ApiError& error) {
+// Anthropic's routes answer errors in Anthropic's shape, the rest in OpenAI's.
+Api api_of_path(const std::string& path) { return path.rfind("/v1/messages", 0) == 0 ? Api::kAnthropic : Api::kOpenai; }
+
+void reply_error(httplib::Response& res, const ApiError& error, Api api = Api::kOpenai) {
   res.status = error.status;
   if (error.retry_after_s > 0) res.set_header("Retry-After", std::to_string(error.retry_after_s));
-  res.set_content(dump(error_json(error)), kJson);
+  res.set_content(dump(error_body(api, error)), kJson);
 }
 
 // httplib's listener keeps a backlog of 5 connections (fixed when the library was built): a burst
@@ -52,7 +58,10 @@ struct HttpServer::Impl {
 
   void install_routes();
   bool authorized(const httplib::Request& req) const;
-  void completion(Endpoint endpoint, const httplib::Request& req, httplib::Response& res);
+  using Parse = std::function<OpenaiRequest(std::string_view body)>;
+  void completion(Api api, const Parse& parse, const httplib::Request& req, httplib::Response& res);
+  void count_tokens(const httplib::Request& req, httplib::Response& res);
+  void check_model(const OpenaiRequest& request) const;
   void stream_response(std::shared_ptr<CompletionJob> job, std::shared_ptr<void> tracked, Clock::time_point deadline,
                        httplib::Response& res);
   json models() const;
@@ -74,14 +83,23 @@ struct HttpServer::Impl {
                               std::chrono::system_clock::now().time_since_epoch()).count();
 };
 
-bool HttpServer::Impl::authorized(const httplib::Request& req) const {
-  if (config.api_key.empty()) return true;
-  const std::string expected = "Bearer " + config.api_key;
-  const std::string got = req.get_header_value("Authorization");
-  // Compared in full whatever the first difference, so the time taken tells nothing about the key.
+namespace {
+
+// Compared in full whatever the first difference, so the time taken tells nothing about the key.
+bool same_secret(const std::string& got, const std::string& expected) {
   unsigned diff = got.size() != expected.size();
   for (size_t i = 0; i < expected.size(); ++i) diff |= unsigned(i < got.size() ? got[i] ^ expected[i] : 1);
   return diff == 0;
+}
+
+}  // namespace
+
+// OpenAI's clients send "Authorization: Bearer KEY", Anthropic's "x-api-key: KEY"; either will do.
+bool HttpServer::Impl::authorized(const httplib::Request& req) const {
+  if (config.api_key.empty()) return true;
+  const bool bearer = same_secret(req.get_header_value("Authorization"), "Bearer " + config.api_key);
+  const bool x_api_key = same_secret(req.get_header_value("x-api-key"), config.api_key);
+  return bearer | x_api_key;
 }
 
 json HttpServer::Impl::models() const {
@@ -90,14 +108,33 @@ json HttpServer::Impl::models() const {
   return {{"object", "list"}, {"data", json::array({model})}};
 }
 
-void HttpServer::Impl::completion(Endpoint endpoint, const httplib::Request& req, httplib::Response& res) {
+void HttpServer::Impl::check_model(const OpenaiRequest& request) const {
+  if (!request.model.empty() && request.model != backend.model_id())
+    throw ApiError(404, fmt::format("The model '{}' does not exist (this server serves '{}').", request.model, backend.model_id()),
+                   "model", "model_not_found");
+}
+
+// Anthropic's POST /v1/messages/count_tokens: the prompt's tokens, as the request would be run.
+void HttpServer::Impl::count_tokens(const httplib::Request& req, httplib::Response& res) {
+  try {
+    const OpenaiRequest request = parse_anthropic_request(req.body, /*count_only=*/true);
+    check_model(request);
+    res.set_content(dump(json{{"input_tokens", render_prompt(backend, request).tokens.size()}}), kJson);
+  } catch (const ApiError& e) {
+    reply_error(res, e, Api::kAnthropic);
+  } catch (const Error& e) {
+    reply_error(res, ApiError(400, e.what()), Api::kAnthropic);
+  } catch (const std::exception& e) {
+    reply_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), {}, {}, "server_error"), Api::kAnthropic);
+  }
+}
+
+void HttpServer::Impl::completion(Api api, const Parse& parse, const httplib::Request& req, httplib::Response& res) {
   const auto arrival = Clock::now();
   const auto deadline = arrival + config.request_timeout;
   try {
-    const OpenaiRequest request = parse_openai_request(endpoint, req.body);
-    if (!request.model.empty() && request.model != backend.model_id())
-      throw ApiError(404, fmt::format("The model '{}' does not exist (this server serves '{}').", request.model, backend.model_id()),
-                     "model", "model_not_found");
+    const OpenaiRequest request = parse(req.body);
+    check_model(request);
     auto job = std::make_shared<CompletionJob>(backend, metrics, request, arrival);
     auto tracked = inflight.track(job->stream());
     job->submit();
@@ -113,13 +150,13 @@ void HttpServer::Impl::completion(Endpoint endpoint, const httplib::Request& req
       res.set_content(dump(job->wait_response(deadline, config.poll_interval, client_gone)), kJson);
     }
   } catch (const ApiError& e) {
-    reply_error(res, e);
+    reply_error(res, e, api);
   } catch (const SubmitError& e) {
-    reply_error(res, ApiError(400, e.what()));
+    reply_error(res, ApiError(400, e.what()), api);
   } catch (const Error& e) {  // a user-facing failure from below (tokenizer, template)
-    reply_error(res, ApiError(400, e.what()));
+    reply_error(res, ApiError(400, e.what()), api);
   } catch (const std::exception& e) {
-    reply_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), {}, {}, "server_error"));
+    reply_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), {}, {}, "server_error"), api);
   }
 }
 
@@ -168,19 +205,20 @@ void HttpServer::Impl::install_routes() {
       busy[std::this_thread::get_id()] = {req.remote_addr, req.remote_port};
     }
     const bool api = req.path.rfind("/v1/", 0) == 0;
+    const Api flavour = api_of_path(req.path);
     if (api && !authorized(req)) {
-      reply_error(res, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>'.", {}, "invalid_api_key",
-                                error_type_for_status(401)));
+      reply_error(res, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.",
+                                {}, "invalid_api_key", error_type_for_status(401)), flavour);
       return httplib::Server::HandlerResponse::Handled;
     }
     if (draining && (api || req.path == "/health")) {
-      reply_error(res, ApiError(503, "the server is shutting down", {}, {}, error_type_for_status(503)));
+      reply_error(res, ApiError(503, "the server is shutting down", {}, {}, error_type_for_status(503)), flavour);
       return httplib::Server::HandlerResponse::Handled;
     }
     if (api || req.path == "/health") {
       if (const std::string why = backend.unavailable(); !why.empty()) {
         res.set_header("Retry-After", "10");
-        reply_error(res, ApiError(503, why, {}, {}, error_type_for_status(503)));
+        reply_error(res, ApiError(503, why, {}, {}, error_type_for_status(503)), flavour);
         return httplib::Server::HandlerResponse::Handled;
       }
     }
@@ -193,23 +231,27 @@ void HttpServer::Impl::install_routes() {
     std::string message = fmt::format("HTTP {}", res.status);
     if (res.status == 404) message = fmt::format("no route for {} {}", req.method, req.path);
     if (res.status == 413) message = fmt::format("the request body is larger than {} bytes", config.max_body_bytes);
-    reply_error(res, ApiError(res.status, message, {}, {}, error_type_for_status(res.status)));
+    reply_error(res, ApiError(res.status, message, {}, {}, error_type_for_status(res.status)), api_of_path(req.path));
     return httplib::Server::HandlerResponse::Handled;
   }));
   http.set_logger([this](const httplib::Request&, const httplib::Response&) {
     std::lock_guard lock(busy_mutex);
     busy.erase(std::this_thread::get_id());
   });
-  http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-    reply_error(res, ApiError(500, "internal error", {}, {}, "server_error"));
+  http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
+    reply_error(res, ApiError(500, "internal error", {}, {}, "server_error"), api_of_path(req.path));
   });
 
   http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    completion(Endpoint::Completions, req, res);
+    completion(Api::kOpenai, [](std::string_view body) { return parse_openai_request(Endpoint::Completions, body); }, req, res);
   });
   http.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
-    completion(Endpoint::ChatCompletions, req, res);
+    completion(Api::kOpenai, [](std::string_view body) { return parse_openai_request(Endpoint::ChatCompletions, body); }, req, res);
   });
+  http.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
+    completion(Api::kAnthropic, [](std::string_view body) { return parse_anthropic_request(body); }, req, res);
+  });
+  http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) { count_tokens(req, res); });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { res.set_content(dump(models()), kJson); });
   http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     if (req.matches[1] != backend.model_id())

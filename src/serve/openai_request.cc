@@ -202,6 +202,19 @@ void read_stream(const Fields& f, OpenaiRequest& r) {
   r.include_usage = Fields(*options).boolean("include_usage").value_or(false);
 }
 
+// Thinking models: chat_template_kwargs.enable_thinking (vLLM's and llama.cpp's), reasoning_format
+// (llama.cpp's per-request override).
+void read_thinking(const Fields& f, OpenaiRequest& r) {
+  if (const json* kwargs = f.find("chat_template_kwargs")) {
+    if (!kwargs->is_object()) throw_bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    if (auto enable = Fields(*kwargs).boolean("enable_thinking")) r.enable_thinking = *enable;
+  }
+  if (auto format = f.string("reasoning_format")) {
+    r.reasoning_format = chat::reasoning_format_from_name(*format);
+    if (!r.reasoning_format) throw_bad_param("reasoning_format", "'reasoning_format' must be \"none\" or \"separate\"");
+  }
+}
+
 // Fields that change what a client gets back and that this server cannot honour.
 void refuse_unsupported(const Fields& f, const OpenaiRequest& r) {
   auto refuse = [](const char* name) { throw_bad_param(name, fmt::format("'{}' is not supported by this server", name)); };
@@ -250,6 +263,7 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   const auto ordered = nlohmann::ordered_json::parse(body);
   r.structured = read_structured_output(ordered);
   if (endpoint == Endpoint::ChatCompletions) {
+    read_thinking(f, r);
     read_tool_fields(ordered, r);
     const bool forced = r.tool_choice.mode == chat::ToolChoice::Mode::kRequired ||
                         r.tool_choice.mode == chat::ToolChoice::Mode::kNamed;

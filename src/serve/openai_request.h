@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chat/reasoning.h"
 #include "chat/tools.h"
 #include "engine/sampler.h"
 #include "grammar/grammar_spec.h"
@@ -17,9 +18,13 @@
 namespace ridge {
 
 enum class Endpoint { Completions, ChatCompletions };
+// The API a request came through: it decides the shapes of the response and of errors
+// (serve/response_writer.h); every API is read into this one request.
+enum class Api { kOpenai, kAnthropic };
 
 struct OpenaiRequest {
   Endpoint endpoint = Endpoint::Completions;
+  Api api = Api::kOpenai;
   std::string model;  // empty when the client sent none
 
   // Completions: text, or token ids when the client sent them (prompt_is_tokens).
@@ -45,6 +50,11 @@ struct OpenaiRequest {
   std::vector<chat::Tool> tools;
   chat::ToolChoice tool_choice{chat::ToolChoice::Mode::kNone, {}};
   bool parallel_tool_calls = true;
+  // Thinking models: chat_template_kwargs.enable_thinking (absent: the template's default), the
+  // thinking budget in tokens (absent: the server's), and reasoning_format (absent: the server's).
+  std::optional<bool> enable_thinking;
+  std::optional<int32_t> reasoning_budget;
+  std::optional<chat::ReasoningFormat> reasoning_format;
 
   // The conversation speaks of tools: tools are offered, or its history holds calls or results.
   bool uses_tools() const;

@@ -95,6 +95,8 @@ json usage_json(const Usage& usage) {
               {"completion_tokens", usage.completion_tokens},
               {"total_tokens", usage.prompt_tokens + usage.completion_tokens},
               {"prompt_tokens_details", {{"cached_tokens", usage.cached_tokens}}}};
+  if (usage.reasoning_tokens)
+    out["completion_tokens_details"] = {{"reasoning_tokens", *usage.reasoning_tokens}};
   if (usage.draft_tokens > 0)
     out["spec_decode"] = {{"draft_tokens", usage.draft_tokens},
                           {"accepted_tokens", usage.accepted_tokens},
@@ -111,6 +113,7 @@ json response_json(const ResponseHeader& header, const std::vector<ChoicePart>& 
       choice["text"] = c.text;
     } else {
       choice["message"] = {{"role", "assistant"}, {"content", c.text}};
+      if (!c.reasoning.empty()) choice["message"]["reasoning_content"] = c.reasoning;
       if (!c.tool_calls.empty()) {
         if (c.text.empty()) choice["message"]["content"] = nullptr;
         json calls = json::array();
@@ -149,6 +152,10 @@ json chunk_json(const ResponseHeader& header, const ChoicePart& c, bool usage_nu
       calls.push_back(std::move(call));
     }
     choice["delta"] = {{"tool_calls", std::move(calls)}};
+    if (!c.text.empty()) choice["delta"]["content"] = c.text;
+    if (!c.reasoning.empty()) choice["delta"]["reasoning_content"] = c.reasoning;
+  } else if (!c.reasoning.empty()) {
+    choice["delta"] = {{"reasoning_content", c.reasoning}};
     if (!c.text.empty()) choice["delta"]["content"] = c.text;
   } else if (!c.finish_reason.empty() && c.text.empty()) {
     choice["delta"] = json::object();

@@ -4,6 +4,7 @@
 //   chat:        object "chat.completion" / "chat.completion.chunk", choices[].message / delta,
 //                logprobs {content: [{token, logprob, bytes, top_logprobs}]}
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,12 +38,15 @@ struct Usage {
   int64_t cached_tokens = 0;  // of the prompt, served from the prefix cache
   int64_t draft_tokens = 0;     // speculative decoding: drafts verified (extension field, when any)
   int64_t accepted_tokens = 0;  // ... and kept
+  std::optional<int64_t> reasoning_tokens;  // of the completion, thinking (when the output was split)
 };
 
 // One choice: a whole one (non-streamed), or one chunk's part of it (streamed).
 struct ChoicePart {
   int index = 0;
-  std::string text;
+  std::string text;             // content (the answer, when reasoning is split off)
+  std::string reasoning;        // chat: the thinking (reasoning_content)
+  std::string stop_string;      // the stop string that ended the choice, if one did
   bool with_logprobs = false;  // the client asked for logprobs (then "logprobs" is an object, else null)
   std::vector<LogprobEntry> logprobs;
   std::string finish_reason;   // empty: null (not finished yet)

@@ -23,6 +23,8 @@ struct FakeConfig {
   size_t max_live = 100000;  // more live requests than this: SubmitError::QueueFull
   std::string model_id = "fake-model";
   std::string tool_format;  // a chat::ToolFormat name: tools are offered in its format
+  bool thinking = false;        // a thinking model: <think> tags, output split into reasoning and content
+  bool opens_thinking = false;  // ... whose prompt opens the thinking
 };
 
 class FakeBackend : public CompletionBackend {
@@ -77,13 +79,17 @@ class FakeBackend : public CompletionBackend {
   std::vector<int32_t> tokenize(std::string_view text) const override {
     return std::vector<int32_t>(text.begin(), text.end());  // chars as bytes: fine for ASCII tests
   }
-  std::string apply_chat_template(std::span<const ChatMessage> messages) const override {
+  std::string apply_chat_template(std::span<const ChatMessage> messages, const ChatRenderOptions& options) const override {
     std::string out;
     for (const auto& m : messages) out += "<" + m.role + ">" + m.content + "\n";
-    return out + "<assistant>";
+    out += "<assistant>";
+    if (config_.thinking) out += options.enable_thinking == false ? "<think></think>" : config_.opens_thinking ? "<think>" : "";
+    return out;
   }
+  const chat::ReasoningTags* reasoning_tags() const override { return config_.thinking ? &tags_ : nullptr; }
   const chat::ToolFormat* tool_format() const override { return tools_.get(); }
-  std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools) const override {
+  std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
+                                  const ChatRenderOptions&) const override {
     return tools_->render(messages, tools, {});
   }
   std::string token_piece(int32_t token) const override {
@@ -139,7 +145,7 @@ class FakeBackend : public CompletionBackend {
     e.text = config_.pieces[i];
     e.completion_tokens = int64_t(++r.generated);
     const bool stop_string = std::find(r.options.stop.begin(), r.options.stop.end(), e.text) != r.options.stop.end();
-    if (stop_string) e.text.clear();
+    if (stop_string) e.stop_string = std::exchange(e.text, {});
     if (stop_string || (!r.options.ignore_eos && i + 1 == config_.pieces.size())) {
       e.finish = FinishReason::Stop;
     } else if (int64_t(r.generated) >= r.options.max_tokens) {
@@ -177,6 +183,7 @@ class FakeBackend : public CompletionBackend {
   }
 
   FakeConfig config_;
+  chat::ReasoningTags tags_;
   std::unique_ptr<chat::ToolFormat> tools_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;

@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "bench/progress.h"
+#include "core/error.h"
+#include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/rope_freqs.h"
 #include "model/synth/random_weights.h"
@@ -165,11 +167,23 @@ void write_tensor_data(gguf::GgufWriter& w, const SynthTensor& t, const SynthOpt
 
 }  // namespace
 
+int64_t vocab_size_of(const std::string& gguf_path) {
+  return int64_t(gguf::GgufFile::open(gguf_path).get("tokenizer.ggml.tokens").as_array().size());
+}
+
 void write_synth_model(const SynthOptions& o, const std::string& path) {
   const std::vector<SynthTensor> tensors = synth_tensors(o);
   gguf::GgufWriter w(path);
   add_model_metadata(w, o);
-  add_vocab_metadata(w, make_synth_vocab(o.spec.n_vocab));
+  if (o.vocab_from.empty()) {
+    add_vocab_metadata(w, make_synth_vocab(o.spec.n_vocab));
+  } else {
+    const gguf::GgufFile source = gguf::GgufFile::open(o.vocab_from);
+    if (vocab_size_of(o.vocab_from) != o.spec.n_vocab)
+      fail("synth: the vocabulary of {} has {} tokens, the shape {}", o.vocab_from, vocab_size_of(o.vocab_from), o.spec.n_vocab);
+    for (const auto& [key, value] : source.metadata())
+      if (key.rfind("tokenizer.", 0) == 0) w.add_value(key, value);
+  }
   int64_t total_bytes = 0;
   for (const SynthTensor& t : tensors) {
     w.add_tensor(t.name, t.type, t.gguf_shape());

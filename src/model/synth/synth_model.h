@@ -25,7 +25,13 @@ struct SynthOptions {
                                       // `type`, else Q6_K (as llama.cpp's quantizer does)
   uint64_t seed = 1;
   float stddev = 0.02f;               // of every matrix, so activations stay finite
+  // A GGUF whose tokenizer (every tokenizer.* key: vocabulary, merges, special tokens, chat
+  // template) the file takes instead of the synthetic one; spec.n_vocab must be its token count.
+  std::string vocab_from;
 };
+
+// The number of tokens of a GGUF's vocabulary (for SynthOptions::vocab_from).
+int64_t vocab_size_of(const std::string& gguf_path);
 
 // One tensor of the file: a weight matrix (random), a norm (ones), a bias (zeros) or
 // Llama 3 RoPE frequency factors. Experts (and DeepSeek's per-head attn_k_b / attn_v_b) are
