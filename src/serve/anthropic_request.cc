@@ -7,31 +7,16 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/api_error.h"
+#include "serve/request_fields.h"
 #include "serve/structured_output.h"
 
 namespace ridge {
 namespace {
 
-using Json = nlohmann::ordered_json;
-
-const Json* member(const Json& object, const char* name) {
-  auto it = object.find(name);
-  return it == object.end() || it->is_null() ? nullptr : &*it;
-}
-
-std::string string_field(const Json& object, const char* name, const std::string& where) {
-  const Json* v = member(object, name);
-  if (!v || !v->is_string()) throw_bad_param(where, fmt::format("'{}' must be a string", where));
-  return v->get<std::string>();
-}
-
-double number_field(const Json& body, const char* name, double lo, double hi, double otherwise) {
-  const Json* v = member(body, name);
-  if (!v) return otherwise;
-  if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi)
-    throw_bad_param(name, fmt::format("'{}' must be a number between {} and {}", name, lo, hi));
-  return v->get<double>();
-}
+using request_fields::Json;
+using request_fields::member;
+using request_fields::number_field;
+using request_fields::string_field;
 
 std::optional<int64_t> integer_field(const Json& body, const char* name, int64_t lo, int64_t hi) {
   const Json* v = member(body, name);
@@ -230,13 +215,7 @@ void read_thinking(const Json& body, OpenaiRequest& r) {
 }  // namespace
 
 OpenaiRequest parse_anthropic_request(std::string_view text, bool count_only) {
-  Json body;
-  try {
-    body = Json::parse(text);
-  } catch (const Json::exception& e) {
-    throw ApiError(400, fmt::format("the request body is not valid JSON: {}", e.what()));
-  }
-  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  const Json body = request_fields::parse_body(text);
   OpenaiRequest r;
   r.endpoint = Endpoint::ChatCompletions;
   r.api = Api::kAnthropic;

@@ -19,7 +19,9 @@
 #include "serve/completion_job.h"
 #include "serve/connection_watch.h"
 #include "serve/inflight.h"
+#include "serve/response_store.h"
 #include "serve/response_writer.h"
+#include "serve/responses_request.h"
 #include "serve/serve_metrics.h"
 #include "serve/sse.h"
 #include "serve/web_page.h"
@@ -71,6 +73,7 @@ struct HttpServer::Impl {
   Listener http;
   ServeMetrics metrics;
   InflightRequests inflight;
+  ResponseStore responses;  // the Responses API's stored responses (previous_response_id)
   std::atomic<bool> draining{false};
   int port = -1;  // the bound port
   // The peer of the request each httplib worker serves, from routing until its response is written
@@ -250,6 +253,9 @@ void HttpServer::Impl::install_routes() {
   });
   http.Post("/v1/messages", [this](const httplib::Request& req, httplib::Response& res) {
     completion(Api::kAnthropic, [](std::string_view body) { return parse_anthropic_request(body); }, req, res);
+  });
+  http.Post("/v1/responses", [this](const httplib::Request& req, httplib::Response& res) {
+    completion(Api::kResponses, [this](std::string_view body) { return parse_responses_request(body, responses); }, req, res);
   });
   http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) { count_tokens(req, res); });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { res.set_content(dump(models()), kJson); });

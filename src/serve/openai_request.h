@@ -4,6 +4,7 @@
 // server does not know are ignored, fields it knows but cannot honour (echo, logit_bias, functions,
 // best_of > 1) are refused rather than silently dropped.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,7 +21,8 @@ namespace ridge {
 enum class Endpoint { Completions, ChatCompletions };
 // The API a request came through: it decides the shapes of the response and of errors
 // (serve/response_writer.h); every API is read into this one request.
-enum class Api { kOpenai, kAnthropic };
+enum class Api { kOpenai, kAnthropic, kResponses };
+struct ResponsesContext;  // serve/responses_request.h
 
 struct OpenaiRequest {
   Endpoint endpoint = Endpoint::Completions;
@@ -55,6 +57,8 @@ struct OpenaiRequest {
   std::optional<bool> enable_thinking;
   std::optional<int32_t> reasoning_budget;
   std::optional<chat::ReasoningFormat> reasoning_format;
+  // The Responses API: the response's id, what it echoes, where it is stored.
+  std::shared_ptr<const ResponsesContext> responses;
 
   // The conversation speaks of tools: tools are offered, or its history holds calls or results.
   bool uses_tools() const;

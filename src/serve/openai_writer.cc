@@ -51,6 +51,7 @@ std::unique_ptr<ResponseWriter> make_openai_writer(const OpenaiRequest& request,
 std::unique_ptr<ResponseWriter> make_response_writer(const OpenaiRequest& request, const std::string& model) {
   switch (request.api) {
     case Api::kAnthropic: return make_anthropic_writer(request, model);
+    case Api::kResponses: return make_responses_writer(request, model);
     case Api::kOpenai: break;
   }
   return make_openai_writer(request, model);

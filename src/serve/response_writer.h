@@ -40,6 +40,7 @@ nlohmann::json error_body(Api api, const ApiError& error);
 // Per-API writers (one file each).
 std::unique_ptr<ResponseWriter> make_openai_writer(const OpenaiRequest& request, const std::string& model);
 std::unique_ptr<ResponseWriter> make_anthropic_writer(const OpenaiRequest& request, const std::string& model);
+std::unique_ptr<ResponseWriter> make_responses_writer(const OpenaiRequest& request, const std::string& model);
 nlohmann::json anthropic_error_json(const ApiError& error);
 
 }  // namespace ridge

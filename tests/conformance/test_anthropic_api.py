@@ -175,3 +175,14 @@ def test_thinking_is_separated_in_every_api(thinking_server):
         final = stream.get_final_message()
     assert [(b.type, getattr(b, "thinking", None) or getattr(b, "text", None)) for b in final.content] == \
         [("thinking", THINKING), ("text", ANSWER)]
+
+    # The Responses API: a reasoning item, then the message.
+    r = oai.responses.create(model=model, input=ASK, max_output_tokens=100, extra_body={"grammar": FORCED})
+    assert [o.type for o in r.output] == ["reasoning", "message"]
+    assert r.output[0].content[0].text == THINKING and r.output_text == ANSWER
+    assert r.usage.output_tokens_details.reasoning_tokens > 0
+    with oai.responses.stream(model=model, input=ASK, max_output_tokens=100, extra_body={"grammar": FORCED}) as stream:
+        thinking_deltas = [e.delta for e in stream if e.type == "response.reasoning_text.delta"]
+        final = stream.get_final_response()
+    assert "".join(thinking_deltas) == THINKING
+    assert final.output_text == ANSWER and final.output[0].content[0].text == THINKING
