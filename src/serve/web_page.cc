@@ -29,6 +29,7 @@ constexpr std::string_view kPage = R"HTML(<!doctype html>
   .turn.assistant { background: #f1f3f5; }
   .turn.assistant.streaming::after { content: "▍"; color: var(--accent); }
   .turn.error { color: var(--warn); background: #fdecea; }
+  .turn details.thinking { color: var(--muted); font-size: 12px; margin-bottom: 4px; }
   .note { color: var(--muted); font-size: 12px; margin: -2px 0 8px 10px; }
   textarea { width: 100%; min-height: 70px; margin-top: 8px; font: inherit; padding: 6px; border: 1px solid var(--line); border-radius: 6px; }
   .row { display: flex; flex-wrap: wrap; gap: 10px; align-items: center; margin-top: 8px; }
@@ -160,6 +161,8 @@ async function send() {
   chat.messages.push({ role: "user", content: text });
   addTurn("user", text);
   const reply = addTurn("assistant streaming", "");
+  const answer = reply.appendChild(document.createElement("span"));
+  let thinking = null;  // a thinking model's reasoning_content, folded above the answer
   const system = $("system").value.trim();
   const body = {
     model: $("model").value || undefined,
@@ -187,14 +190,26 @@ async function send() {
       const choice = chunk.choices && chunk.choices[0];
       if (!choice) continue;
       if (choice.finish_reason) finish = choice.finish_reason;
+      const thought = choice.delta && choice.delta.reasoning_content;
+      if (thought) {
+        if (first === null) first = performance.now();
+        if (!thinking) {
+          const fold = document.createElement("details");
+          fold.className = "thinking";
+          fold.appendChild(document.createElement("summary")).textContent = "Thinking";
+          thinking = fold.appendChild(document.createElement("div"));
+          reply.insertBefore(fold, answer);
+        }
+        thinking.textContent += thought;
+      }
       const piece = choice.delta && choice.delta.content;
       if (piece) {
         if (first === null) first = performance.now();
-        reply.textContent += piece;
+        answer.textContent += piece;
         $("output").scrollTop = $("output").scrollHeight;
       }
     }
-    chat.messages.push({ role: "assistant", content: reply.textContent });
+    chat.messages.push({ role: "assistant", content: answer.textContent });
     const seconds = (performance.now() - started) / 1000;
     const parts = [];
     if (usage) parts.push(usage.completion_tokens + " tokens", (usage.completion_tokens / seconds).toFixed(1) + " tok/s");
