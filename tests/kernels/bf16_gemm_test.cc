@@ -17,7 +17,8 @@
 namespace ridge::cpu {
 namespace {
 
-std::vector<uint8_t> random_matrix(DType type, int64_t rows, int64_t cols, uint32_t seed) {
+// packed: regrouped as the loader does on AVX-512 VNNI CPUs (packed_layout.h), else as in the file.
+std::vector<uint8_t> random_matrix(DType type, int64_t rows, int64_t cols, uint32_t seed, bool packed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal;
   std::vector<uint8_t> bytes(size_t(rows * dtype_row_bytes(type, cols)));
@@ -40,7 +41,7 @@ std::vector<uint8_t> random_matrix(DType type, int64_t rows, int64_t cols, uint3
     std::memcpy(&bytes[off + d_at], &d, 2);
     if (type == DType::Q4_1 || type == DType::Q4_K || type == DType::Q5_K) std::memcpy(&bytes[off + 2], &m, 2);
   }
-  if (packable(type)) pack_rows(type, bytes.data(), rows, cols);
+  if (packed) pack_rows(type, bytes.data(), rows, cols);
   return bytes;
 }
 
@@ -60,12 +61,13 @@ TEST(Bf16Gemm, MatchesTheReferenceAndIsTheSameAloneAndBatched) {
   if (!amx_bf16_usable()) GTEST_SKIP() << "this CPU has no AMX-BF16 (or the OS did not grant the tile state)";
   const Case cases[] = {{DType::Q4_0, true}, {DType::Q4_1, true}, {DType::Q8_0, true}, {DType::BF16, false},
                         {DType::F16, false},  {DType::F32, false},  {DType::Q6_K, false}, {DType::Q4_K, false},
-                        {DType::Q5_K, false}, {DType::Q5_0, false}};
+                        {DType::Q5_K, false}, {DType::Q5_0, false}, {DType::Q6_K, true},  {DType::Q4_K, true},
+                        {DType::Q5_K, true}};
   for (const Case& c : cases)
     for (int64_t cols : {32, 96, 1024, 1056, 2080, 2304})
       for (int64_t rows : {16, 37, 64, 81}) {
         if (cols % dtype_info(c.type).block_size != 0) continue;
-        const auto w = random_matrix(c.type, rows, cols, uint32_t(rows * 7 + cols));
+        const auto w = random_matrix(c.type, rows, cols, uint32_t(rows * 7 + cols), c.packed);
         const int64_t n_tokens = 41;  // two full tiles of tokens and a partial one
         std::mt19937 rng(static_cast<uint32_t>(cols));
         std::normal_distribution<float> normal;
@@ -124,7 +126,7 @@ namespace {
 TEST(Bf16Gemm, MatmulRoutesPrefillInputsToTheTileGemm) {
   if (!amx_bf16_usable() || active_isa() != Isa::Avx512Vnni) GTEST_SKIP() << "this CPU has no AMX-BF16";
   const int64_t rows = 48, cols = 1088, n = 21;
-  const auto w = random_matrix(DType::Q4_0, rows, cols, 9);
+  const auto w = random_matrix(DType::Q4_0, rows, cols, 9, true);
   std::mt19937 rng(4);
   std::normal_distribution<float> normal;
   std::vector<float> x(static_cast<size_t>(n * cols));
