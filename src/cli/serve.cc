@@ -29,6 +29,7 @@ struct ServeOptions {
   std::string served_model_name;
   std::string tool_call_parser;  // overrides the tool format detected from the chat template
   std::string reasoning_format = "separate";
+  int32_t reasoning_budget = -1;
   double request_timeout_s = 600;
   double shutdown_grace_s = 30;
 };
@@ -59,7 +60,8 @@ void serve(ServeOptions& o) {
   std::optional<chat::ReasoningTags> reasoning;
   if (chat::reasoning_format_from_name(o.reasoning_format) == chat::ReasoningFormat::kSeparate)
     reasoning = chat::detect_reasoning_tags(m->chat.source);
-  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools, reasoning);
+  EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools, reasoning,
+                        o.reasoning_budget);
   std::fprintf(stderr, "tool calling: %s\n",
                tools ? std::string(tools->name()).c_str() : "none (the chat template has no tool format; see --tool-call-parser)");
   if (reasoning)
@@ -106,6 +108,11 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--reasoning-format", o->reasoning_format,
                   "a thinking model's <think> text: separate (reasoning_content / thinking blocks) or none (left in content)")
       ->check(CLI::IsMember({"none", "separate", "deepseek", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--reasoning-budget", o->reasoning_budget,
+                  "thinking tokens before the close is forced (-1: no limit; 0: thinking off where the template allows; "
+                  "a request's reasoning_budget / thinking.budget_tokens wins)")
+      ->check(CLI::Range(-1, std::numeric_limits<int32_t>::max()))
       ->capture_default_str();
   cmd->add_option("--served-model-name", o->served_model_name, "the model name clients send (default: the file name without .gguf)");
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();

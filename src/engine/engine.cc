@@ -231,6 +231,11 @@ void Engine::sample_step(Events& events) {
         events.emplace_back(&live.on_event, std::move(e));
         continue;
       }
+      // Before the first token, a thinking model may open its thinking whatever the answer's grammar.
+      if (live.thinking && live.thinking->before() && live.deferred_grammar) {
+        const int32_t open = live.thinking->gate().open_token;
+        masked_logits_[size_t(open)] = logits[size_t(open)];
+      }
       logits = masked_logits_;
     }
     // Speculative runs: row j verifies draft j (the tokens before it kept), the last row yields one more.
@@ -255,11 +260,15 @@ void Engine::sample_step(Events& events) {
           e.sample = live.sampler.sample(logits, history);
         }
         const int32_t token = e.sample.token;
+        const bool opens_thinking = live.deferred_grammar && live.thinking->before() && token == live.thinking->gate().open_token;
+        if (opens_thinking) live.matcher.reset();  // the answer's grammar waits for the close
         if (live.matcher) live.matcher->accept_token(token);  // the mask allowed it
         done.token = token;
         done.accepted_drafts = kept;
         done.finished = emit_token(id, live, e, events);
-        if (!accepted || done.finished) break;
+        // A draft past the thinking's close was proposed without the answer's grammar: not kept.
+        const bool thinking_closed = track_thinking(live, token);
+        if (!accepted || done.finished || thinking_closed) break;
         ++kept;
         history.push_back(token);
         e = event_for(id, live);
@@ -287,6 +296,8 @@ void Engine::sample_step(Events& events) {
         events[k].second.accepted_tokens = live.accepted_tokens;
       }
     }
+    if (!done.finished && live.thinking && live.thinking->must_close() && !live.matcher)
+      force_thinking_close(id, live, done, events);
     if (!done.finished && live.matcher && live.options.jump_forward) append_forced(id, live, done, events);
     sampled.push_back(std::move(done));
   }
@@ -431,44 +442,6 @@ void Engine::finish_masks() {
     own_.grammar_mask_max_seconds = std::max(own_.grammar_mask_max_seconds, job.seconds);
     const auto bucket = std::lower_bound(kGrammarMaskBuckets.begin(), kGrammarMaskBuckets.end(), job.seconds);
     ++own_.grammar_mask_histogram[size_t(bucket - kGrammarMaskBuckets.begin())];
-  }
-}
-
-// Jump-forward: the tokens the grammar forces after this one join the request's sequence now (its
-// next step computes them with the next sample, a prefill of a few tokens), each with its event.
-void Engine::append_forced(RequestId id, Live& live, SampledToken& done, Events& events) {
-  std::vector<int32_t> forced = jump_forward(*live.matcher, tokenizer_);
-  const int64_t room = live.options.max_tokens - live.completion;
-  if (static_cast<int64_t>(forced.size()) > room) {
-    live.matcher->rollback(static_cast<int32_t>(forced.size() - room));
-    forced.resize(room);
-  }
-  for (int32_t token : forced) {
-    TokenEvent f = event_for(id, live);
-    f.has_token = true;
-    f.forced = true;
-    f.sample = SampleResult{token, 0.0f, {}};  // probability 1 under the grammar
-    f.completion_tokens = ++live.completion;
-    ++own_.generated_tokens;
-    ++own_.grammar_forced_tokens;
-    auto [piece, hit] = live.stops.push(live.decoder.push(token));
-    f.text = std::move(piece);
-    if (hit || live.completion >= live.options.max_tokens) {
-      // A stop string inside forced text, or the last token allowed: end here.
-      f.finish = hit ? FinishReason::Stop : FinishReason::Length;
-      if (hit) f.stop_string = live.stops.matched();
-      if (!live.stops.stopped()) {
-        auto [rest, hit2] = live.stops.push(live.decoder.flush());
-        f.text += rest;
-        if (!hit2) f.text += live.stops.flush();
-      }
-      done.forced.push_back(token);
-      done.finished = true;
-      events.emplace_back(&live.on_event, std::move(f));
-      return;
-    }
-    done.forced.push_back(token);
-    events.emplace_back(&live.on_event, std::move(f));
   }
 }
 

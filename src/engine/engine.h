@@ -16,6 +16,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -25,6 +26,7 @@
 #include "backend/device.h"
 #include "engine/engine_stats.h"
 #include "engine/finish_reason.h"
+#include "engine/thinking.h"
 #include "engine/kv_handoff.h"
 #include "engine/sampler.h"
 #include "grammar/compiled_grammar.h"
@@ -108,6 +110,9 @@ struct RequestOptions {
   // tokenizer); bytes the grammar forces are appended without running the model (jump-forward).
   std::shared_ptr<const grammar::CompiledGrammar> grammar;
   bool jump_forward = true;
+  // A thinking model: its tags' tokens, a thinking budget, and whether the grammar waits for the
+  // thinking to close (engine/thinking.h).
+  std::optional<ThinkingGate> thinking;
   // Disaggregated prefill: compute the prompt's K/V into this sink and sample nothing; the last
   // event (Stop, or Abort when the transfer failed) comes once the sink has released the blocks.
   std::shared_ptr<KvSink> kv_sink;
@@ -191,6 +196,12 @@ class Engine {
   void start_masks(const StepPlan& plan);  // grammar masks of this step's samplers, on the worker
   void finish_masks();
   void append_forced(RequestId id, Live& live, SampledToken& done, Events& events);
+  // One token appended without sampling (jump-forward, a thinking budget's close); true when it ends the request.
+  bool push_forced(RequestId id, Live& live, int32_t token, SampledToken& done, Events& events);
+  // Thinking models (engine_thinking.cc): a token's effect on the thinking (the grammar takes over
+  // once it closes; true then), and the close forced once the budget is spent.
+  bool track_thinking(Live& live, int32_t token);
+  void force_thinking_close(RequestId id, Live& live, SampledToken& done, Events& events);
   TokenEvent event_for(RequestId id, const Live& live) const;
   void publish_stats(double step_seconds, const StepPlan* plan);
   // The governor's part of a step: refit the step model, the preemption guard, the roofline stats.

@@ -14,7 +14,12 @@ struct Engine::Live {
   Live(RequestOptions o, EventCallback cb, const Tokenizer& tokenizer)
       : options(std::move(o)), sampler(options.sampling), decoder(tokenizer), stops(options.stop),
         on_event(std::move(cb)), submitted(std::chrono::steady_clock::now()) {
-    if (options.grammar) matcher = std::make_unique<grammar::GrammarMatcher>(options.grammar);
+    if (options.thinking) thinking.emplace(*options.thinking);
+    // A grammar for the answer waits while the prompt has the thinking open; before the model's
+    // first token it applies, with the open tag allowed besides (engine_thinking.cc).
+    const bool waits = thinking && thinking->gate().defer_grammar && options.grammar;
+    if (waits) deferred_grammar = options.grammar;
+    if (options.grammar && !(waits && thinking->open())) matcher = std::make_unique<grammar::GrammarMatcher>(options.grammar);
   }
   RequestOptions options;
   Sampler sampler;
@@ -25,7 +30,9 @@ struct Engine::Live {
   double queue_seconds = -1;  // set when a step first runs it
   bool ttft_missed = false;   // counted once as past the TTFT objective while it waited
   int64_t completion = 0;
-  std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar
+  std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar (while it applies)
+  std::optional<ThinkingTracker> thinking;           // a thinking model's reasoning state
+  std::shared_ptr<const grammar::CompiledGrammar> deferred_grammar;  // applies once the thinking closes
   std::vector<uint64_t> mask;                        // the matcher's mask for this step's sample
   spec::AcceptanceStats acceptance{16};              // speculative: kept drafts by position
   int64_t draft_tokens = 0, accepted_tokens = 0;

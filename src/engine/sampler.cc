@@ -29,6 +29,10 @@ void validate(const SamplingParams& p) {
     fail("sampling: frequency_penalty must be in [-2, 2], got {}", p.frequency_penalty);
   if (p.penalty_last_n < -1) fail("sampling: penalty_last_n must be >= -1 (-1 = all), got {}", p.penalty_last_n);
   if (p.top_logprobs < 0 || p.top_logprobs > 20) fail("sampling: top_logprobs must be in [0, 20], got {}", p.top_logprobs);
+  for (const auto& [token, bias] : p.logit_bias) {
+    if (token < 0) fail("sampling: logit_bias names token {}, which is not a token id", token);
+    if (!(bias >= -100.0f && bias <= 100.0f)) fail("sampling: logit_bias of token {} must be in [-100, 100], got {}", token, bias);
+  }
 }
 
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) { validate(params_); }
@@ -37,6 +41,10 @@ void Sampler::penalise(std::span<const float> logits, std::span<const int32_t> h
   if (logits.empty()) fail("sampling: empty logits");
   scratch_.assign(logits.begin(), logits.end());
   apply_penalties(scratch_, history, params_);
+  for (const auto& [token, bias] : params_.logit_bias) {
+    if (size_t(token) >= scratch_.size()) fail("sampling: logit_bias names token {}, outside the vocabulary of {}", token, scratch_.size());
+    scratch_[size_t(token)] += bias;
+  }
 }
 
 std::vector<Candidate> Sampler::candidates() const {

@@ -3,12 +3,13 @@
 // random stream, so a seed reproduces a run exactly (same logits in, same tokens out).
 //
 // Order of operations, on the logits of one step:
-//   penalties (repetition, presence, frequency) -> log-probabilities reported to the client
+//   penalties (repetition, presence, frequency) -> logit_bias -> log-probabilities reported to the client
 //   -> greedy argmax when temperature == 0, else
 //   top-k -> top-p -> min-p -> temperature -> softmax -> seeded draw.
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace ridge {
@@ -26,6 +27,7 @@ struct SamplingParams {
   int32_t penalty_last_n = 64;      // window of recent tokens for penalties (-1 = all, 0 = none)
   uint64_t seed = 0;
   int32_t top_logprobs = 0;  // how many alternatives to report (0..20, as OpenAI)
+  std::vector<std::pair<int32_t, float>> logit_bias;  // OpenAI's: added to a token's logit (-100..100)
 };
 
 // Error naming the field: negative temperature, top_p outside (0, 1], min_p outside [0, 1], ...

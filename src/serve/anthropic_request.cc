@@ -205,7 +205,7 @@ void read_thinking(const Json& body, OpenaiRequest& r) {
     r.enable_thinking = false;
   } else if (type == "enabled") {
     r.enable_thinking = true;
-    if (auto budget = integer_field(*thinking, "budget_tokens", 0, std::numeric_limits<int32_t>::max()))
+    if (auto budget = integer_field(*thinking, "budget_tokens", 1, std::numeric_limits<int32_t>::max()))
       r.reasoning_budget = int32_t(*budget);
   } else {
     throw_bad_param("thinking.type", "'thinking.type' must be \"enabled\" or \"disabled\"");
@@ -242,7 +242,9 @@ OpenaiRequest parse_anthropic_request(std::string_view text, bool count_only) {
       r.stop.push_back(stop.get<std::string>());
     }
   }
-  // ridge's structured-output fields (grammar, response_format, guided_*) as extensions (extra_body).
+  // ridge's sampling and structured-output fields (logit_bias; grammar, response_format, guided_*) as
+  // extensions (extra_body).
+  if (const Json* bias = member(body, "logit_bias")) r.sampling.logit_bias = request_fields::logit_bias(*bias);
   r.structured = read_structured_output(body);
   const bool forced = r.tool_choice.mode == chat::ToolChoice::Mode::kRequired || r.tool_choice.mode == chat::ToolChoice::Mode::kNamed;
   if (forced && !r.structured.empty())

@@ -57,6 +57,9 @@ class CompletionBackend {
   // A thinking model's tags, when its output is split into reasoning and content (the server's
   // --reasoning-format separate); nullptr otherwise.
   virtual const chat::ReasoningTags* reasoning_tags() const { return nullptr; }
+  // The tags as token ids, the tokens a spent budget appends, and the server's default budget
+  // (-1: none); nullopt when the tags are not single tokens (no budget can be enforced then).
+  virtual std::optional<ThinkingGate> thinking_gate() const { return std::nullopt; }
   // The bytes of one token (for logprobs); may be a fragment of a UTF-8 character.
   virtual std::string token_piece(int32_t token) const = 0;
   virtual int32_t n_vocab() const = 0;

@@ -90,6 +90,15 @@ CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, 
     split_reasoning_ = thinking != chat::PromptThinking::kClosed;
     reasoning_open_ = thinking == chat::PromptThinking::kOpen;
   }
+  for (const auto& [token, bias] : request.sampling.logit_bias)
+    if (token >= backend.n_vocab())
+      throw_bad_param("logit_bias", fmt::format("'logit_bias' names token {}, outside the vocabulary of {} tokens", token, backend.n_vocab()));
+  if (split_reasoning_) {
+    thinking_ = backend.thinking_gate();
+    if (!thinking_ && request.reasoning_budget)
+      throw_bad_param(request.api == Api::kAnthropic ? "thinking.budget_tokens" : "reasoning_budget",
+                      "this model's thinking tags are not single tokens, so a thinking budget cannot be enforced");
+  }
 
   // At least one token must fit after the prompt; a larger max_tokens is clamped, not refused.
   const int64_t n_ctx = backend.n_ctx();
@@ -125,6 +134,15 @@ void CompletionJob::submit() {
       throw ApiError(400, e.what(), calls.empty() ? "response_format" : "tools");
     }
   }
+  std::optional<ThinkingGate> thinking = thinking_;
+  if (thinking) {
+    {
+      thinking->starts_open = reasoning_open_;
+      if (request_.reasoning_budget) thinking->budget = *request_.reasoning_budget;
+      // Structured output and tool calls constrain the answer; a raw GBNF grammar the whole output.
+      thinking->defer_grammar = !spec.empty() && spec.kind != grammar::GrammarSpec::Kind::kGbnf;
+    }
+  }
   for (auto& c : choices_) {
     if (split_reasoning_) c.reasoning = std::make_unique<chat::ReasoningSplitter>(*backend_.reasoning_tags(), reasoning_open_);
     if (request_.tool_choice.mode != chat::ToolChoice::Mode::kNone && backend_.tool_format()) {
@@ -144,6 +162,7 @@ void CompletionJob::submit() {
     options.logprobs = request_.logprobs;
     options.grammar = compiled;  // each choice walks the grammar with its own matcher
     options.jump_forward = request_.jump_forward;
+    options.thinking = thinking;
     options.after_prefill_of = first_id_;  // siblings wait for the first to compute the prompt, then share its blocks
     try {
       const RequestId id = backend_.submit(std::move(options), stream_->callback(i));

@@ -103,6 +103,7 @@ class CompletionJob {
   // prompt opened it.
   bool split_reasoning_ = false;
   bool reasoning_open_ = false;
+  std::optional<ThinkingGate> thinking_;  // the tags as tokens, when the output is split
   std::shared_ptr<RequestStream> stream_;
   std::vector<Choice> choices_;
   RequestId first_id_ = -1;  // the backend's id of choice 0

@@ -10,10 +10,24 @@
 namespace ridge {
 
 EngineBackend::EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id,
-                             std::shared_ptr<const chat::ToolFormat> tools, std::optional<chat::ReasoningTags> reasoning)
+                             std::shared_ptr<const chat::ToolFormat> tools, std::optional<chat::ReasoningTags> reasoning,
+                             int32_t reasoning_budget)
     : engine_(engine), chat_(std::move(chat)), model_id_(std::move(model_id)), tools_(std::move(tools)),
-      reasoning_(std::move(reasoning)),
-      grammars_(std::make_unique<grammar::GrammarCache>(grammar_vocab(engine.tokenizer()))) {}
+      reasoning_(std::move(reasoning)), thinking_off_(reasoning_budget == 0),
+      grammars_(std::make_unique<grammar::GrammarCache>(grammar_vocab(engine.tokenizer()))) {
+  if (!reasoning_) return;
+  const Tokenizer& t = engine.tokenizer();
+  const auto open = t.encode(reasoning_->open, /*add_special=*/false, /*parse_special=*/true);
+  const auto close = t.encode(reasoning_->close, /*add_special=*/false, /*parse_special=*/true);
+  if (open.size() != 1 || close.size() != 1) return;
+  ThinkingGate gate;
+  gate.open_token = open[0];
+  gate.close_token = close[0];
+  gate.budget = reasoning_budget > 0 ? reasoning_budget : -1;
+  // Ends at the tag: what follows is the answer's (its grammar's, when there is one).
+  gate.forced_close = t.encode("\n" + reasoning_->close, false, true);
+  gate_ = std::move(gate);
+}
 
 std::shared_ptr<const grammar::CompiledGrammar> EngineBackend::compile_grammar(const grammar::GrammarSpec& spec) {
   return grammars_->get(spec);
@@ -36,8 +50,9 @@ namespace {
 
 // enable_thinking=false, for templates that take it (Qwen 3's): the generation prompt ends with an
 // empty thinking block, as the template writes it.
-std::string with_thinking_choice(std::string prompt, const ChatTemplate& chat, const ChatRenderOptions& options) {
-  if (options.enable_thinking == false && chat.source.find("enable_thinking") != std::string::npos)
+std::string with_thinking_choice(std::string prompt, const ChatTemplate& chat, const ChatRenderOptions& options,
+                                 bool thinking_off) {
+  if (options.enable_thinking.value_or(!thinking_off) == false && chat.source.find("enable_thinking") != std::string::npos)
     prompt += "<think>\n\n</think>\n\n";
   return prompt;
 }
@@ -48,14 +63,14 @@ std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> mess
                                                const ChatRenderOptions& render) const {
   ChatTemplateOptions options;
   options.default_system_prompt = chat_.default_system_prompt;
-  return with_thinking_choice(render_chat(chat_.format, messages, options), chat_, render);
+  return with_thinking_choice(render_chat(chat_.format, messages, options), chat_, render, thinking_off_);
 }
 
 std::string EngineBackend::apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
                                                const ChatRenderOptions& render) const {
   chat::ToolPromptOptions options;
   options.default_system_prompt = chat_.default_system_prompt;
-  return with_thinking_choice(tools_->render(messages, tools, options), chat_, render);
+  return with_thinking_choice(tools_->render(messages, tools, options), chat_, render, thinking_off_);
 }
 
 std::string EngineBackend::token_piece(int32_t token) const { return engine_.tokenizer().token_to_piece(token); }

@@ -16,9 +16,11 @@ class EngineBackend : public CompletionBackend {
   // `engine` (and the model and tokenizer it holds) must outlive the backend.
   // `tools`: the model's tool format (chat::select_tool_format), nullptr when it has none.
   // `reasoning`: the model's thinking tags when its output is split (nullopt: left in content).
+  // `reasoning_budget`: the default thinking budget (-1: none; 0: thinking switched off where the
+  // template allows it, as llama.cpp's --reasoning-budget 0).
   EngineBackend(Engine& engine, ChatTemplate chat, std::string model_id,
                 std::shared_ptr<const chat::ToolFormat> tools = nullptr,
-                std::optional<chat::ReasoningTags> reasoning = std::nullopt);
+                std::optional<chat::ReasoningTags> reasoning = std::nullopt, int32_t reasoning_budget = -1);
 
   RequestId submit(RequestOptions options, EventCallback on_event) override;
   void cancel(RequestId id) override;
@@ -29,6 +31,7 @@ class EngineBackend : public CompletionBackend {
   std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
                                   const ChatRenderOptions& options) const override;
   const chat::ReasoningTags* reasoning_tags() const override { return reasoning_ ? &*reasoning_ : nullptr; }
+  std::optional<ThinkingGate> thinking_gate() const override { return gate_; }
   std::string token_piece(int32_t token) const override;
   int32_t n_vocab() const override;
   int64_t n_ctx() const override;
@@ -43,6 +46,8 @@ class EngineBackend : public CompletionBackend {
   std::string model_id_;
   std::shared_ptr<const chat::ToolFormat> tools_;
   std::optional<chat::ReasoningTags> reasoning_;
+  std::optional<ThinkingGate> gate_;
+  bool thinking_off_ = false;  // --reasoning-budget 0
   std::unique_ptr<grammar::GrammarCache> grammars_;
 };
 

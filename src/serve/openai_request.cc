@@ -1,12 +1,14 @@
 #include "serve/openai_request.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "serve/api_error.h"
+#include "serve/request_fields.h"
 #include "serve/structured_output.h"
 #include "serve/tool_request.h"
 
@@ -202,6 +204,10 @@ void read_stream(const Fields& f, OpenaiRequest& r) {
   r.include_usage = Fields(*options).boolean("include_usage").value_or(false);
 }
 
+void read_logit_bias(const Fields& f, OpenaiRequest& r) {
+  if (const json* bias = f.find("logit_bias")) r.sampling.logit_bias = request_fields::logit_bias(*bias);
+}
+
 // Thinking models: chat_template_kwargs.enable_thinking (vLLM's and llama.cpp's), reasoning_format
 // (llama.cpp's per-request override).
 void read_thinking(const Fields& f, OpenaiRequest& r) {
@@ -209,6 +215,7 @@ void read_thinking(const Fields& f, OpenaiRequest& r) {
     if (!kwargs->is_object()) throw_bad_param("chat_template_kwargs", "'chat_template_kwargs' must be an object");
     if (auto enable = Fields(*kwargs).boolean("enable_thinking")) r.enable_thinking = *enable;
   }
+  if (auto budget = f.integer("reasoning_budget", 1, std::numeric_limits<int32_t>::max())) r.reasoning_budget = int32_t(*budget);
   if (auto format = f.string("reasoning_format")) {
     r.reasoning_format = chat::reasoning_format_from_name(*format);
     if (!r.reasoning_format) throw_bad_param("reasoning_format", "'reasoning_format' must be \"none\" or \"separate\"");
@@ -220,7 +227,7 @@ void refuse_unsupported(const Fields& f, const OpenaiRequest& r) {
   auto refuse = [](const char* name) { throw_bad_param(name, fmt::format("'{}' is not supported by this server", name)); };
   if (f.boolean("echo").value_or(false)) refuse("echo");
   if (auto best_of = f.integer("best_of", 1, kMaxChoices); best_of && *best_of != r.n) refuse("best_of");
-  for (const char* name : {"suffix", "logit_bias", "functions"}) {
+  for (const char* name : {"suffix", "functions"}) {
     const json* v = f.find(name);
     if (v && !v->empty()) refuse(name);
   }
@@ -256,6 +263,7 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   read_stop(f, r);
   read_logprobs(f, r);
   read_stream(f, r);
+  read_logit_bias(f, r);
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
   r.jump_forward = f.boolean("jump_forward").value_or(true);
   r.user = f.string("user").value_or("");

@@ -1,8 +1,13 @@
 #pragma once
 // Reading the fields of a JSON request body, for the APIs whose bodies are read with key order
 // kept (anthropic_request, responses_request). Every mistake is an ApiError (400) naming the field.
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -43,6 +48,23 @@ inline double number_field(const Json& body, const char* name, double lo, double
   if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi)
     throw_bad_param(name, fmt::format("'{}' must be a number between {} and {}", name, lo, hi));
   return v->get<double>();
+}
+
+// logit_bias: {"token id": bias in [-100, 100]} (ids are checked against the vocabulary later).
+template <typename AnyJson>
+std::vector<std::pair<int32_t, float>> logit_bias(const AnyJson& bias) {
+  if (!bias.is_object()) throw_bad_param("logit_bias", "'logit_bias' must be an object of token ids to biases");
+  std::vector<std::pair<int32_t, float>> out;
+  for (const auto& [key, value] : bias.items()) {
+    char* end = nullptr;
+    const long long id = std::strtoll(key.c_str(), &end, 10);
+    if (key.empty() || *end != '\0' || id < 0 || id > std::numeric_limits<int32_t>::max())
+      throw_bad_param("logit_bias", fmt::format("'logit_bias' keys must be token ids, got '{}'", key));
+    if (!value.is_number() || !(value.template get<double>() >= -100 && value.template get<double>() <= 100))
+      throw_bad_param("logit_bias", fmt::format("'logit_bias' of token {} must be a number between -100 and 100", key));
+    out.emplace_back(int32_t(id), float(value.template get<double>()));
+  }
+  return out;
 }
 
 }  // namespace ridge::request_fields

@@ -207,6 +207,7 @@ OpenaiRequest parse_responses_request(std::string_view text, ResponseStore& stor
   r.sampling.temperature = float(number_field(body, "temperature", 0, 2, 1.0));
   r.sampling.top_p = float(number_field(body, "top_p", 0, 1, 1.0));
   if (r.sampling.top_p <= 0) throw_bad_param("top_p", "'top_p' must be greater than 0");
+  if (const Json* bias = member(body, "logit_bias")) r.sampling.logit_bias = request_fields::logit_bias(*bias);
   if (const Json* stream = member(body, "stream")) {
     if (!stream->is_boolean()) throw_bad_param("stream", "'stream' must be a boolean");
     r.stream = stream->get<bool>();

@@ -186,3 +186,41 @@ def test_thinking_is_separated_in_every_api(thinking_server):
         final = stream.get_final_response()
     assert "".join(thinking_deltas) == THINKING
     assert final.output_text == ANSWER and final.output[0].content[0].text == THINKING
+
+
+ANSWER_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
+                 "additionalProperties": False}
+OPEN_THINK = "151648"  # <think> in the R1 vocabulary
+
+
+def test_budget_closes_the_thinking_and_the_schema_applies_after(thinking_server):
+    s = thinking_server
+    oai = openai.OpenAI(base_url=s.api_url, api_key="unused", max_retries=0)
+    model = oai.models.list().data[0].id
+    # logit_bias makes the random model open its thinking and keep writing the tag: only the budget
+    # (5 tokens, then "\n</think>" forced) ends it; the schema then shapes the answer.
+    r = oai.chat.completions.create(
+        model=model, messages=ASK, max_tokens=60, temperature=0,
+        response_format={"type": "json_schema", "json_schema": {"name": "answer", "schema": ANSWER_SCHEMA}},
+        extra_body={"logit_bias": {OPEN_THINK: 100}, "reasoning_budget": 5})
+    msg = r.choices[0].message
+    assert json.loads(msg.content) in ({"ok": True}, {"ok": False})
+    assert msg.model_extra["reasoning_content"] == "<think>" * 5
+    assert 1 + 5 < r.usage.completion_tokens_details.reasoning_tokens <= 1 + 5 + 3
+    # The same through Messages' thinking.budget_tokens.
+    claude = anthropic.Anthropic(base_url=s.base_url, api_key="unused", max_retries=0)
+    m = claude.messages.create(model=model, max_tokens=60, messages=ASK, thinking={"type": "enabled", "budget_tokens": 3},
+                               extra_body={"temperature": 0, "logit_bias": {OPEN_THINK: 100},
+                                           "response_format": {"type": "json_schema", "json_schema": {"name": "a", "schema": ANSWER_SCHEMA}}})
+    assert [b.type for b in m.content] == ["thinking", "text"]
+    assert m.content[0].thinking == "<think>" * 3
+    assert json.loads(m.content[1].text) in ({"ok": True}, {"ok": False})
+    # Hostile: a budget of 0, a bias on a token outside the vocabulary.
+    with pytest.raises(openai.BadRequestError) as e:
+        oai.chat.completions.create(model=model, messages=ASK, max_tokens=5, extra_body={"reasoning_budget": 0})
+    assert e.value.body["param"] == "reasoning_budget"
+    with pytest.raises(anthropic.BadRequestError):
+        claude.messages.create(model=model, max_tokens=5, messages=ASK, thinking={"type": "enabled", "budget_tokens": 0})
+    with pytest.raises(openai.BadRequestError) as e:
+        oai.chat.completions.create(model=model, messages=ASK, max_tokens=5, logit_bias={"999999": 5})
+    assert e.value.body["param"] == "logit_bias"

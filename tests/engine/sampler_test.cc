@@ -94,6 +94,25 @@ TEST(Sampler, DrawGivesTheTokensSampleGives) {
   EXPECT_THROW(greedy.draw(std::vector<float>{1.0f, NAN}, {}), Error);
 }
 
+// logit_bias is added after penalties: a bias of +100 makes a token the argmax and its reported
+// log-probability the biased distribution's; a token id outside the logits is an error.
+TEST(Sampler, LogitBiasShiftsTheDistribution) {
+  const std::vector<float> logits = {2.0f, 1.0f, 0.5f, -1.0f};
+  SamplingParams p;
+  p.logit_bias = {{3, 100.0f}, {0, -100.0f}};
+  Sampler s(p);
+  const SampleResult r = s.sample(logits, {});
+  EXPECT_EQ(r.token, 3);
+  EXPECT_NEAR(r.logprob, 0.0f, 1e-6f);
+  p.logit_bias = {{1, 1.5f}};  // 1 + 1.5 > 2: token 1 wins by 0.5
+  EXPECT_EQ(Sampler(p).sample(logits, {}).token, 1);
+  p.logit_bias = {{4, 1.0f}};
+  Sampler outside(p);
+  EXPECT_THROW(outside.sample(logits, {}), Error);
+  p.logit_bias = {{1, 101.0f}};
+  EXPECT_THROW(Sampler{p}, Error);
+}
+
 TEST(Sampler, RejectsNanAndFullyMaskedLogits) {
   Sampler sampler(SamplingParams{});
   EXPECT_THROW(sampler.sample(std::vector<float>{1.0f, NAN}, {}), Error);

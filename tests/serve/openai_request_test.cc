@@ -180,7 +180,12 @@ TEST(OpenaiRequest, StreamOptions) {
 TEST(OpenaiRequest, RefusesWhatItCannotHonour) {
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"echo", true}}).param, "echo");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
-  EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", {{"50256", -100}}}}).param, "logit_bias");
+  const OpenaiRequest biased = completion({{"prompt", "x"}, {"logit_bias", {{"50256", -100}, {"7", 2.5}}}});
+  EXPECT_EQ(biased.sampling.logit_bias, (std::vector<std::pair<int32_t, float>>{{50256, -100.0f}, {7, 2.5f}}));
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", {{"50256", -101}}}}).param, "logit_bias");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", {{"abc", 1}}}}).param, "logit_bias");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", {{"-3", 1}}}}).param, "logit_bias");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"logit_bias", json::array({1})}}).param, "logit_bias");
   EXPECT_EQ(chat_error({{"messages", kMessages}, {"functions", json::array({{{"name", "f"}}})}}).param, "functions");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"tools", json::array({{{"type", "function"}}})}}).param, "tools");
   EXPECT_EQ(completion({{"prompt", "x"}, {"echo", false}, {"logit_bias", json::object()}, {"unknown_field", 1}}).n, 1);
