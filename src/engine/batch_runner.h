@@ -24,7 +24,18 @@ class BatchRunner {
 
   std::span<const RequestId> sampling_requests() const { return sampling_; }
   std::span<const float> logits(size_t i, size_t row = 0) const;
-  size_t n_rows(size_t i) const { return rows_[i + 1] - rows_[i]; }
+  size_t n_rows(size_t i) const { return n_rows_[i]; }
+
+  // Runs over prompt positions of requests that want every prompt position's logits
+  // (Scheduler::wants_prompt_logits): prompt_logits(k, j) follows position first_position + j.
+  struct PromptRun {
+    RequestId id;
+    int64_t first_position;
+    int64_t n_positions;
+    size_t first_row;
+  };
+  std::span<const PromptRun> prompt_runs() const { return prompt_runs_; }
+  std::span<const float> row(size_t r) const;
   // Called after each layer's K/V is in the store during the next run() (nullptr: none).
   void set_layer_hook(const std::function<void(int64_t layer)>* hook) { layer_hook_ = hook; }
 
@@ -34,7 +45,8 @@ class BatchRunner {
   std::vector<int32_t> tokens_;
   std::vector<SequenceRun> runs_;
   std::vector<RequestId> sampling_;
-  std::vector<size_t> rows_;  // sampling request i has logits rows rows_[i] .. rows_[i + 1] - 1
+  std::vector<size_t> rows_, n_rows_;  // sampling request i has logits rows rows_[i] .. rows_[i] + n_rows_[i] - 1
+  std::vector<PromptRun> prompt_runs_;
   std::vector<float> logits_;
 };
 

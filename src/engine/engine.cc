@@ -190,6 +190,9 @@ void Engine::drain_inbox(Events& events) {
   for (auto& [id, live] : inbox) {
     NewRequest r{id, live->options.prompt, live->options.max_tokens, live->options.priority, live->options.after_prefill_of};
     r.prefill_only = live->options.kv_sink != nullptr;
+    r.prompt_logits = live->options.prompt_logprobs >= 0;
+    r.logits_from = live->options.prompt_logprobs_from;
+    live->prompt_logprobs_done = std::max<int64_t>(0, live->options.prompt_logprobs_from - 1);
     scheduler_->add(std::move(r));
     if (live->matcher) ++own_.grammar_requests;
     own_.prompt_tokens += int64_t(live->options.prompt.size());
@@ -562,6 +565,7 @@ bool Engine::step() {
   forward_started_ns_.store(0, std::memory_order_relaxed);
   runner_->set_layer_hook(nullptr);
   finish_masks();
+  prompt_logprob_step(events);
   sample_step(events);
   for (const SinkRun& x : sinks) {
     if (!scheduler_->prefill_complete(x.id)) continue;

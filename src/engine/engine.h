@@ -113,6 +113,10 @@ struct RequestOptions {
   // A thinking model: its tags' tokens, a thinking budget, and whether the grammar waits for the
   // thinking to close (engine/thinking.h).
   std::optional<ThinkingGate> thinking;
+  // >= 0: report every prompt token's log-probability under the model (from the second on) with
+  // this many alternatives, in TokenEvent::prompt_logprobs; the prompt is then computed in full.
+  int32_t prompt_logprobs = -1;
+  int64_t prompt_logprobs_from = 1;  // ... for prompt tokens from this one on (earlier ones may come from the prefix cache)
   // Disaggregated prefill: compute the prompt's K/V into this sink and sample nothing; the last
   // event (Stop, or Abort when the transfer failed) comes once the sink has released the blocks.
   std::shared_ptr<KvSink> kv_sink;
@@ -127,6 +131,9 @@ struct TokenEvent {
   std::string text;              // text completed by this token (complete UTF-8, clear of stop strings)
   FinishReason finish = FinishReason::None;
   std::string stop_string;       // finish == Stop because of this stop string (empty: EOS or grammar)
+  // RequestOptions::prompt_logprobs: the next prompt tokens' log-probabilities, in order, each
+  // delivered once (an event without a token); the first prompt token has none.
+  std::vector<SampleResult> prompt_logprobs;
   int64_t prompt_tokens = 0;
   int64_t cached_prompt_tokens = 0;  // of the prompt, served from the prefix cache
   int64_t completion_tokens = 0;     // generated so far, including this one
@@ -188,6 +195,7 @@ class Engine {
   using Events = std::vector<std::pair<EventCallback*, TokenEvent>>;
   void drain_inbox(Events& events);  // submissions and cancellations from other threads enter here
   void sample_step(Events& events);
+  void prompt_logprob_step(Events& events);  // engine_prompt_logprobs.cc
   void propose_drafts();  // speculative: drafts for the requests that decode next step
   void propose_with_draft_model(const std::vector<RequestId>& ids, int64_t other_decodes);
   // One token the request yields this step (sampled, forced or a kept draft): its event, with the

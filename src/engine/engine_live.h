@@ -30,6 +30,7 @@ struct Engine::Live {
   double queue_seconds = -1;  // set when a step first runs it
   bool ttft_missed = false;   // counted once as past the TTFT objective while it waited
   int64_t completion = 0;
+  int64_t prompt_logprobs_done = 0;  // prompt positions whose log-probability went out (recomputes send none twice)
   std::unique_ptr<grammar::GrammarMatcher> matcher;  // with a grammar (while it applies)
   std::optional<ThinkingTracker> thinking;           // a thinking model's reasoning state
   std::shared_ptr<const grammar::CompiledGrammar> deferred_grammar;  // applies once the thinking closes

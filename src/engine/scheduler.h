@@ -51,6 +51,11 @@ struct NewRequest {
   // Disaggregated prefill: compute the prompt's K/V and sample nothing; the request then holds its
   // blocks until the caller aborts it (its transfer is over).
   bool prefill_only = false;
+  // The logits of prompt positions from logits_from - 1 on are wanted (prompt log-probabilities of
+  // tokens logits_from ..): the prefix cache may supply only positions before that, and no tier or
+  // other instance supplies any (their positions come without logits).
+  bool prompt_logits = false;
+  int64_t logits_from = 1;
 };
 
 // The token the runner sampled for a request whose run ended at its last token.
@@ -116,6 +121,7 @@ class Scheduler {
   std::span<const int32_t> tokens(RequestId id) const { return requests_.at(id).tokens; }
   int64_t n_computed(RequestId id) const { return requests_.at(id).n_computed; }
   int64_t n_prompt(RequestId id) const { return requests_.at(id).n_prompt; }
+  bool wants_prompt_logits(RequestId id) const { return requests_.at(id).prompt_logits; }
   // Prompt tokens the prefix cache supplied at the request's first admission.
   int64_t n_cached_prompt(RequestId id) const { return requests_.at(id).n_cached_prompt; }
   SchedulerCounters counters() const;
@@ -145,6 +151,8 @@ class Scheduler {
     std::vector<int32_t> draft;            // proposed for the next step only
     std::vector<int32_t> draft_in_flight;  // the drafts the step in flight runs
     bool prefill_only = false;
+    bool prompt_logits = false;
+    int64_t logits_from = 1;
     bool remote_allowed = false;  // admission may hand its prompt to another instance (once)
     bool tier_allowed = true;     // admission may load blocks from a tier (once: not after a failed load)
     bool loading_from_tier = false;
