@@ -19,6 +19,10 @@ $PY -c "import openai, sys; sys.exit(int(openai.__version__.split('.')[0]) < 1)"
 $PY -c "from websocket import create_connection" 2>/dev/null || need+=("websocket-client==1.9.2")
 $PY -c "import jsonschema" 2>/dev/null || need+=("jsonschema==4.26.0")  # validity of structured output
 $PY -c "import pydantic" 2>/dev/null || need+=("pydantic")
+# lm-evaluation-harness and the Hugging Face tokenizer it loads (made from the GGUF) for the scoring
+# tests (test_completions_scoring, bench/lm_eval_side_by_side.py); lm_eval 0.4.9 needs transformers 4.
+$PY -c "import lm_eval, tenacity, transformers, sys; sys.exit(int(transformers.__version__.split('.')[0]) > 4)" 2>/dev/null ||
+  need+=("lm_eval==0.4.9" "transformers==4.57.6" "datasets==3.6.0" "huggingface_hub==0.36.2" "tenacity" "aiohttp")
 # Anthropic's official SDK for /v1/messages (test_anthropic_api).
 $PY -c "import anthropic" 2>/dev/null || need+=("anthropic==2.17.0")
 # A KV-aware router's side of --kv-events-endpoint (test_kv_events): a ZeroMQ subscriber, msgpack, and

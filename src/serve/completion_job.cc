@@ -43,20 +43,21 @@ ApiError submit_error(const SubmitError& e, Endpoint endpoint) {
 
 }  // namespace
 
-RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiRequest& request) {
+RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiRequest& request, size_t index) {
   const char* param = prompt_param(request.endpoint);
   RenderedPrompt out;
-  if (request.prompt_is_tokens) {
+  const bool completions = request.endpoint == Endpoint::Completions;
+  if (completions && request.prompts.at(index).is_tokens) {
     const int32_t n_vocab = backend.n_vocab();
-    for (int32_t t : request.prompt_tokens)
+    for (int32_t t : request.prompts[index].tokens)
       if (t >= n_vocab) throw_bad_param(param, fmt::format("token id {} is out of range (the vocabulary has {})", t, n_vocab));
-    out.tokens = request.prompt_tokens;
+    out.tokens = request.prompts[index].tokens;
   } else {
     try {
       ChatRenderOptions render;
       render.enable_thinking = request.enable_thinking;
-      if (request.endpoint == Endpoint::Completions) {
-        out.text = request.prompt_text;
+      if (completions) {
+        out.text = request.prompts.at(index).text;
       } else if (request.uses_tools()) {
         if (!backend.tool_format())
           throw_bad_param("tools",
@@ -78,11 +79,27 @@ RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiReque
 CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, const OpenaiRequest& request,
                              Clock::time_point arrival)
     : backend_(backend), metrics_(metrics), request_(request), arrival_(arrival),
-      writer_(make_response_writer(request, backend.model_id())),
-      stream_(RequestStream::create(backend, request.n)), choices_(size_t(request.n)) {
+      writer_(make_response_writer(request, backend.model_id())) {
   const char* param = prompt_param(request.endpoint);
-  RenderedPrompt prompt = render_prompt(backend, request);
-  prompt_ = std::move(prompt.tokens);
+  const size_t n_prompts = request.endpoint == Endpoint::Completions ? request.prompts.size() : 1;
+  if (n_prompts * size_t(request.n) > kMaxPrompts)
+    throw_bad_param("n", fmt::format("{} prompts x n = {} choices; at most {} per request", n_prompts, n_prompts * size_t(request.n), kMaxPrompts));
+  RenderedPrompt prompt;
+  for (size_t p = 0; p < n_prompts; ++p) {
+    RenderedPrompt rendered = render_prompt(backend, request, p);
+    std::string echo = rendered.text;
+    if (request.echo && request.prompts[p].is_tokens)
+      for (int32_t t : rendered.tokens) echo += backend.token_piece(t);
+    prompts_.push_back(rendered.tokens);
+    echo_texts_.push_back(std::move(echo));
+    // Leading tokens shared with the first prompt: a batch of continuations of one context.
+    size_t shared = 0;
+    while (p > 0 && shared < prompts_[0].size() && shared < prompts_[p].size() && prompts_[0][shared] == prompts_[p][shared]) ++shared;
+    shared_with_first_.push_back(shared);
+    if (p == 0) prompt = std::move(rendered);
+  }
+  stream_ = RequestStream::create(backend, int(n_prompts) * request.n);
+  choices_ = std::vector<Choice>(n_prompts * size_t(request.n));
   const chat::ReasoningTags* tags = backend.reasoning_tags();
   if (tags && request.endpoint == Endpoint::ChatCompletions &&
       request.reasoning_format.value_or(chat::ReasoningFormat::kSeparate) == chat::ReasoningFormat::kSeparate) {
@@ -100,17 +117,27 @@ CompletionJob::CompletionJob(CompletionBackend& backend, ServeMetrics& metrics, 
                       "this model's thinking tags are not single tokens, so a thinking budget cannot be enforced");
   }
 
-  // At least one token must fit after the prompt; a larger max_tokens is clamped, not refused.
+  // At least one token must fit after each prompt; a larger max_tokens is clamped, not refused.
   const int64_t n_ctx = backend.n_ctx();
-  const int64_t room = n_ctx - int64_t(prompt_.size());
-  if (room < 1)
-    throw ApiError(400,
-                   fmt::format("This model's maximum context length is {} tokens. However, your prompt has {} tokens, "
-                               "leaving no room for the completion. Please reduce the length of the {}.",
-                               n_ctx, prompt_.size(), param),
-                   param, "context_length_exceeded");
-  // Defaults as OpenAI's: 16 for completions, what the context leaves for chat.
-  max_tokens_ = std::min(request.max_tokens.value_or(request.endpoint == Endpoint::Completions ? 16 : room), room);
+  for (size_t i = 0; i < choices_.size(); ++i) {
+    Choice& c = choices_[i];
+    c.prompt = i / size_t(request.n);
+    const int64_t room = n_ctx - int64_t(prompts_[c.prompt].size());
+    if (room < 1)
+      throw ApiError(400,
+                     fmt::format("This model's maximum context length is {} tokens. However, your prompt has {} tokens, "
+                                 "leaving no room for the completion. Please reduce the length of the {}.",
+                                 n_ctx, prompts_[c.prompt].size(), param),
+                     param, "context_length_exceeded");
+    // Defaults as OpenAI's: 16 for completions, what the context leaves for chat.
+    c.max_tokens = std::min(request.max_tokens.value_or(request.endpoint == Endpoint::Completions ? 16 : room), room);
+  }
+}
+
+int64_t CompletionJob::prompt_tokens() const {
+  int64_t n = 0;
+  for (const auto& p : prompts_) n += int64_t(p.size());
+  return n;
 }
 
 CompletionJob::~CompletionJob() {
@@ -151,23 +178,35 @@ void CompletionJob::submit() {
       c.tools = std::make_unique<chat::ToolCallStream>(*backend_.tool_format(), std::move(names));
     }
   }
-  for (int i = 0; i < request_.n; ++i) {
+  group_first_.assign(prompts_.size(), -1);
+  for (int i = 0; i < int(choices_.size()); ++i) {
+    const size_t p = choices_[size_t(i)].prompt;
+    const bool group_first = i % request_.n == 0;
     RequestOptions options;
-    options.prompt = prompt_;
+    options.prompt = prompts_[p];
     options.sampling = request_.sampling;
     options.sampling.seed = base_seed + uint64_t(i);
-    options.max_tokens = int32_t(max_tokens_);
+    options.max_tokens = int32_t(choices_[size_t(i)].max_tokens);
     options.stop = request_.stop;
     options.ignore_eos = request_.ignore_eos;
     options.logprobs = request_.logprobs;
     options.grammar = compiled;  // each choice walks the grammar with its own matcher
     options.jump_forward = request_.jump_forward;
     options.thinking = thinking;
-    options.after_prefill_of = first_id_;  // siblings wait for the first to compute the prompt, then share its blocks
+    // Siblings wait for the first of their prompt to compute it, then share its blocks; the first of
+    // a prompt that continues the first prompt's context waits for that one.
+    options.after_prefill_of = group_first ? (shared_with_first_[p] >= 2 ? group_first_[0] : -1) : group_first_[p];
+    if (group_first && wants_prompt_logprobs()) {
+      // Only the first of each prompt asks (its siblings' prompt is the same); a continuation only
+      // for its own tokens, the shared ones come from the first prompt.
+      options.prompt_logprobs = request_.prompt_logprobs.value_or(request_.sampling.top_logprobs);
+      options.prompt_logprobs_from = shared_with_first_[p] >= 2 ? int64_t(shared_with_first_[p]) : 1;
+    }
     try {
       const RequestId id = backend_.submit(std::move(options), stream_->callback(i));
       stream_->set_request_id(i, id);
       if (i == 0) first_id_ = id;
+      if (group_first) group_first_[p] = id;
     } catch (const SubmitError& e) {
       choices_.resize(size_t(i));  // the ones submitted are cancelled by the destructor
       throw submit_error(e, request_.endpoint);
@@ -226,10 +265,11 @@ std::optional<ChoicePart> CompletionJob::apply(const RequestStream::Event& e) {
   const TokenEvent& ev = e.event;
   if (!c.seen) {
     c.seen = true;
-    c.prompt_tokens = ev.prompt_tokens ? ev.prompt_tokens : int64_t(prompt_.size());
+    c.prompt_tokens = ev.prompt_tokens ? ev.prompt_tokens : int64_t(prompts_[c.prompt].size());
     c.cached_tokens = ev.cached_prompt_tokens;
     metrics_.count_tokens(c.prompt_tokens, 0);
   }
+  c.prompt_entries.insert(c.prompt_entries.end(), ev.prompt_logprobs.begin(), ev.prompt_logprobs.end());
   ChoicePart part;
   part.index = e.choice;
   part.with_logprobs = request_.logprobs;
@@ -278,9 +318,8 @@ bool CompletionJob::backend_aborted() const {
 
 Usage CompletionJob::usage() const {
   Usage u;
-  u.prompt_tokens = int64_t(prompt_.size());  // once, however many choices (as OpenAI counts)
+  u.prompt_tokens = prompt_tokens();  // each prompt once, however many choices (as OpenAI counts)
   for (const auto& c : choices_) {
-    if (c.seen) u.prompt_tokens = c.prompt_tokens;
     u.cached_tokens = std::max(u.cached_tokens, c.cached_tokens);
     u.completion_tokens += c.completion_tokens;
     u.draft_tokens += c.draft_tokens;
@@ -319,20 +358,61 @@ nlohmann::json CompletionJob::wait_response(Clock::time_point deadline, Clock::d
   if (backend_aborted())
     throw ApiError(503, "the request was cancelled: the server is shutting down", {}, {}, error_type_for_status(503));
   std::vector<ChoicePart> parts;
-  for (size_t i = 0; i < choices_.size(); ++i) {
-    const Choice& c = choices_[i];
-    ChoicePart part;
-    part.index = int(i);
-    part.text = c.tools ? c.tools->content() : c.reasoning ? c.reasoning->content() : c.text;
-    if (c.reasoning) part.reasoning = c.reasoning->reasoning();
-    part.stop_string = c.stop_string;
-    part.with_logprobs = request_.logprobs;
-    part.logprobs = c.logprobs;
-    part.finish_reason = finish_name(c);
-    if (c.tools) part.tool_calls = c.tools->calls();
-    parts.push_back(std::move(part));
-  }
+  for (size_t i = 0; i < choices_.size(); ++i) parts.push_back(whole_choice(i));
   return writer_->body(parts, usage());
+}
+
+std::vector<SampleResult> CompletionJob::prompt_logprobs_of(size_t p) const {
+  std::vector<SampleResult> out;
+  if (p > 0 && shared_with_first_[p] >= 2) {  // the shared head, from the first prompt
+    const auto& head = choices_[0].prompt_entries;
+    out.assign(head.begin(), head.begin() + std::min(head.size(), shared_with_first_[p] - 1));
+  }
+  const auto& own = choices_[p * size_t(request_.n)].prompt_entries;
+  out.insert(out.end(), own.begin(), own.end());
+  return out;
+}
+
+ChoicePart CompletionJob::whole_choice(size_t i) const {
+  const Choice& c = choices_[i];
+  ChoicePart part;
+  part.index = int(i);
+  part.text = c.tools ? c.tools->content() : c.reasoning ? c.reasoning->content() : c.text;
+  if (c.reasoning) part.reasoning = c.reasoning->reasoning();
+  part.stop_string = c.stop_string;
+  part.with_logprobs = request_.logprobs;
+  part.logprobs = c.logprobs;
+  part.finish_reason = finish_name(c);
+  if (c.tools) part.tool_calls = c.tools->calls();
+  std::vector<LogprobEntry> prompt;
+  if (wants_prompt_logprobs()) {
+    const std::vector<int32_t>& tokens = prompts_[c.prompt];
+    LogprobEntry first{backend_.token_piece(tokens[0]), 0.0f, {}, 0, tokens[0], {}, true};
+    size_t offset = first.piece.size();
+    prompt.push_back(std::move(first));
+    for (const SampleResult& r : prompt_logprobs_of(c.prompt)) {
+      LogprobEntry e{backend_.token_piece(r.token), r.logprob, {}, offset, r.token, {}, false};
+      for (const auto& alt : r.top) {
+        e.top.emplace_back(backend_.token_piece(alt.token), alt.logprob);
+        e.top_tokens.push_back(alt.token);
+      }
+      offset += e.piece.size();
+      prompt.push_back(std::move(e));
+    }
+  }
+  if (request_.prompt_logprobs) {
+    part.with_prompt_logprobs = true;
+    part.prompt_logprobs = prompt;
+  }
+  if (request_.echo) {  // the prompt, then the completion (its offsets after the prompt's text)
+    const std::string& echo = echo_texts_[c.prompt];
+    part.text = echo + part.text;
+    if (request_.logprobs) {
+      for (auto& e : part.logprobs) e.text_offset += echo.size();
+      part.logprobs.insert(part.logprobs.begin(), prompt.begin(), prompt.end());
+    }
+  }
+  return part;
 }
 
 std::string CompletionJob::end_stream_with_error(const ApiError& error) {

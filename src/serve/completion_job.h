@@ -30,7 +30,8 @@ struct RenderedPrompt {
   std::string text;  // empty for a prompt of token ids
   std::vector<int32_t> tokens;
 };
-RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiRequest& request);
+// `index`: which prompt of a completions batch.
+RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiRequest& request, size_t index = 0);
 
 class CompletionJob {
  public:
@@ -46,8 +47,7 @@ class CompletionJob {
   // Submits the n choices (seeds seed + i). Throws ApiError: 429 queue full, 400 refused.
   void submit();
   const std::shared_ptr<RequestStream>& stream() const { return stream_; }
-  int64_t prompt_tokens() const { return int64_t(prompt_.size()); }
-  int64_t max_tokens() const { return max_tokens_; }
+  int64_t prompt_tokens() const;  // of every prompt
 
   // Non-streamed: waits for every choice and returns the body, asking `client_gone` every `poll`.
   // Throws ApiError 504 at `deadline` and 499 when the client has gone (the choices are cancelled),
@@ -64,6 +64,9 @@ class CompletionJob {
 
  private:
   struct Choice {
+    size_t prompt = 0;       // its prompt in a completions batch
+    int64_t max_tokens = 0;  // what the context leaves after its prompt, at most what was asked
+    std::vector<SampleResult> prompt_entries;  // prompt log-probabilities, of tokens 1 .. as they arrive
     std::string text;
     std::vector<LogprobEntry> logprobs;
     FinishReason finish = FinishReason::None;
@@ -96,8 +99,14 @@ class CompletionJob {
   ServeMetrics& metrics_;
   OpenaiRequest request_;
   Clock::time_point arrival_;
-  std::vector<int32_t> prompt_;
-  int64_t max_tokens_ = 0;
+  // Whether the response carries prompt log-probabilities, and the prompts: tokens, echoed text,
+  // and how many leading tokens each shares with the first (whose log-probabilities it reuses).
+  bool wants_prompt_logprobs() const { return (request_.echo && request_.logprobs) || request_.prompt_logprobs; }
+  std::vector<SampleResult> prompt_logprobs_of(size_t prompt) const;
+  ChoicePart whole_choice(size_t i) const;
+  std::vector<std::vector<int32_t>> prompts_;
+  std::vector<std::string> echo_texts_;
+  std::vector<size_t> shared_with_first_;
   std::unique_ptr<ResponseWriter> writer_;
   // A thinking model's output is split (its prompt did not close the thinking); whether the
   // prompt opened it.
@@ -107,6 +116,7 @@ class CompletionJob {
   std::shared_ptr<RequestStream> stream_;
   std::vector<Choice> choices_;
   RequestId first_id_ = -1;  // the backend's id of choice 0
+  std::vector<RequestId> group_first_;  // per prompt: the backend's id of its first choice
   bool cancelled_ = false;  // by this job: later events of its choices are dropped
   bool opened_ = false;     // streamed: the opening chunks went out
   bool done_ = false;       // streamed: [DONE] went out

@@ -85,29 +85,29 @@ std::vector<int32_t> token_list(const json& list, const char* param) {
   return tokens;
 }
 
-// prompt: "text", ["text"], [1, 2, 3] or [[1, 2, 3]]; one prompt per request.
+// prompt: "text", [1, 2, 3], or a batch: ["text", ...] or [[1, 2, 3], ...].
 void read_prompt(const Fields& f, OpenaiRequest& r) {
   const json* p = f.find("prompt");
   if (!p) throw_bad_param("prompt", "'prompt' is required");
+  constexpr const char* kShapes = "'prompt' must be a string, a list of token ids, or a list of either";
   if (p->is_string()) {
-    r.prompt_text = p->get<std::string>();
+    r.prompts.push_back({p->get<std::string>(), {}, false});
     return;
   }
-  if (!p->is_array() || p->empty()) throw_bad_param("prompt", "'prompt' must be a string, a list of token ids, or a list of one of them");
-  const json& first = (*p)[0];
-  if (first.is_number()) {
-    r.prompt_tokens = token_list(*p, "prompt");
-    r.prompt_is_tokens = true;
+  if (!p->is_array() || p->empty()) throw_bad_param("prompt", kShapes);
+  if ((*p)[0].is_number()) {
+    r.prompts.push_back({{}, token_list(*p, "prompt"), true});
     return;
   }
-  if (p->size() != 1) throw_bad_param("prompt", "only one prompt per request is supported (use n for several completions)");
-  if (first.is_string()) {
-    r.prompt_text = first.get<std::string>();
-  } else if (first.is_array() && !first.empty()) {
-    r.prompt_tokens = token_list(first, "prompt");
-    r.prompt_is_tokens = true;
-  } else {
-    throw_bad_param("prompt", "'prompt' must be a string, a list of token ids, or a list of one of them");
+  if (p->size() > kMaxPrompts) throw_bad_param("prompt", fmt::format("at most {} prompts per request", kMaxPrompts));
+  for (const json& item : *p) {
+    if (item.is_string()) {
+      r.prompts.push_back({item.get<std::string>(), {}, false});
+    } else if (item.is_array() && !item.empty()) {
+      r.prompts.push_back({{}, token_list(item, "prompt"), true});
+    } else {
+      throw_bad_param("prompt", kShapes);
+    }
   }
 }
 
@@ -195,6 +195,15 @@ void read_logprobs(const Fields& f, OpenaiRequest& r) {
   }
 }
 
+// echo (completions) and vLLM's prompt_logprobs (both endpoints).
+void read_prompt_logprobs(const Fields& f, OpenaiRequest& r) {
+  if (r.endpoint == Endpoint::Completions) r.echo = f.boolean("echo").value_or(false);
+  else if (f.find("echo")) throw_bad_param("echo", "'echo' is for /v1/completions");
+  if (auto n = f.integer("prompt_logprobs", 0, kMaxTopLogprobs)) r.prompt_logprobs = int32_t(*n);
+  if ((r.echo || r.prompt_logprobs) && r.stream)
+    throw_bad_param(r.echo ? "echo" : "prompt_logprobs", "prompt log-probabilities and echo are not streamed: send 'stream': false");
+}
+
 void read_stream(const Fields& f, OpenaiRequest& r) {
   r.stream = f.boolean("stream").value_or(false);
   const json* options = f.find("stream_options");
@@ -225,7 +234,6 @@ void read_thinking(const Fields& f, OpenaiRequest& r) {
 // Fields that change what a client gets back and that this server cannot honour.
 void refuse_unsupported(const Fields& f, const OpenaiRequest& r) {
   auto refuse = [](const char* name) { throw_bad_param(name, fmt::format("'{}' is not supported by this server", name)); };
-  if (f.boolean("echo").value_or(false)) refuse("echo");
   if (auto best_of = f.integer("best_of", 1, kMaxChoices); best_of && *best_of != r.n) refuse("best_of");
   for (const char* name : {"suffix", "functions"}) {
     const json* v = f.find(name);
@@ -263,6 +271,7 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   read_stop(f, r);
   read_logprobs(f, r);
   read_stream(f, r);
+  read_prompt_logprobs(f, r);
   read_logit_bias(f, r);
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
   r.jump_forward = f.boolean("jump_forward").value_or(true);

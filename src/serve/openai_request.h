@@ -29,10 +29,16 @@ struct OpenaiRequest {
   Api api = Api::kOpenai;
   std::string model;  // empty when the client sent none
 
-  // Completions: text, or token ids when the client sent them (prompt_is_tokens).
-  std::string prompt_text;
-  std::vector<int32_t> prompt_tokens;
-  bool prompt_is_tokens = false;
+  // Completions: one prompt or a batch of them (n choices each, in order); each text, or token ids
+  // when the client sent them.
+  struct Prompt {
+    std::string text;
+    std::vector<int32_t> tokens;
+    bool is_tokens = false;
+  };
+  std::vector<Prompt> prompts;
+  bool echo = false;                      // completions: the prompt precedes the completion (and its logprobs)
+  std::optional<int32_t> prompt_logprobs; // vLLM's: every prompt token's log-probability and this many alternatives
   // Chat: the conversation ("developer" is read as "system").
   std::vector<ChatMessage> messages;
 
@@ -66,6 +72,7 @@ struct OpenaiRequest {
 
 inline constexpr int32_t kMaxChoices = 128;     // n, as OpenAI allows
 inline constexpr int32_t kMaxTopLogprobs = 20;  // top_logprobs (and completions' logprobs)
+inline constexpr size_t kMaxPrompts = 1024;      // prompts in one completions request
 
 // Throws ApiError (400) for malformed JSON, invalid UTF-8, wrong types or values out of range.
 OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body);

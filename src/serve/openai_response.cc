@@ -52,12 +52,40 @@ json completion_logprobs(const std::vector<LogprobEntry>& tokens) {
   for (const auto& t : tokens) {
     const std::string text = utf8::sanitize(t.piece);
     out["tokens"].push_back(text);
+    out["text_offset"].push_back(t.text_offset);
+    if (t.none) {  // an echoed prompt's first token: nothing before it to predict it
+      out["token_logprobs"].push_back(nullptr);
+      out["top_logprobs"].push_back(nullptr);
+      continue;
+    }
     out["token_logprobs"].push_back(finite_logprob(t.logprob));
     json top = json::object();
     for (const auto& [piece, logprob] : t.top) top[utf8::sanitize(piece)] = finite_logprob(logprob);
     top[text] = finite_logprob(t.logprob);
     out["top_logprobs"].push_back(std::move(top));
-    out["text_offset"].push_back(t.text_offset);
+  }
+  return out;
+}
+
+// vLLM's prompt_logprobs: per prompt token null (the first) or {"<id>": {"logprob", "rank", "decoded_token"}}
+// for the token and its alternatives (rank: place among the alternatives; null when it is not one).
+json prompt_logprobs_json(const std::vector<LogprobEntry>& tokens) {
+  json out = json::array();
+  for (const auto& t : tokens) {
+    if (t.none) {
+      out.push_back(nullptr);
+      continue;
+    }
+    json entry = json::object();
+    json rank = nullptr;
+    for (size_t k = 0; k < t.top_tokens.size(); ++k) {
+      entry[std::to_string(t.top_tokens[k])] = {{"logprob", finite_logprob(t.top[k].second)}, {"rank", k + 1},
+                                                {"decoded_token", utf8::sanitize(t.top[k].first)}};
+      if (t.top_tokens[k] == t.token) rank = k + 1;
+    }
+    entry[std::to_string(t.token)] = {{"logprob", finite_logprob(t.logprob)}, {"rank", rank},
+                                      {"decoded_token", utf8::sanitize(t.piece)}};
+    out.push_back(std::move(entry));
   }
   return out;
 }
@@ -109,6 +137,7 @@ json response_json(const ResponseHeader& header, const std::vector<ChoicePart>& 
   json list = json::array();
   for (const auto& c : choices) {
     json choice = {{"index", c.index}, {"logprobs", logprobs_json(header.endpoint, c)}, {"finish_reason", finish_json(c)}};
+    if (c.with_prompt_logprobs) choice["prompt_logprobs"] = prompt_logprobs_json(c.prompt_logprobs);
     if (header.endpoint == Endpoint::Completions) {
       choice["text"] = c.text;
     } else {

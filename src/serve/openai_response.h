@@ -30,6 +30,10 @@ struct LogprobEntry {
   float logprob = 0;
   std::vector<std::pair<std::string, float>> top;  // alternatives, most likely first
   size_t text_offset = 0;  // completions: where the token's text starts in the choice's text
+  // Prompt tokens: the ids (vLLM's prompt_logprobs are keyed by them); the first has no log-probability.
+  int32_t token = -1;
+  std::vector<int32_t> top_tokens;
+  bool none = false;
 };
 
 struct Usage {
@@ -53,6 +57,8 @@ struct ChoicePart {
   bool role = false;           // chat chunk: the opening delta {"role": "assistant", "content": ""}
   std::vector<chat::FinishedCall> tool_calls;  // chat response: message.tool_calls (content null when empty)
   std::vector<chat::CallDelta> call_deltas;    // chat chunk: delta.tool_calls
+  bool with_prompt_logprobs = false;           // vLLM's prompt_logprobs: one entry per prompt token
+  std::vector<LogprobEntry> prompt_logprobs;
 };
 
 nlohmann::json usage_json(const Usage& usage);

@@ -32,19 +32,30 @@ const json kMessages = json::array({{{"role", "user"}, {"content", "Hi"}}});
 
 TEST(OpenaiRequest, PromptShapes) {
   auto r = completion({{"prompt", "Once upon"}});
-  EXPECT_EQ(r.prompt_text, "Once upon");
-  EXPECT_FALSE(r.prompt_is_tokens);
-  EXPECT_EQ(completion({{"prompt", {"one string"}}}).prompt_text, "one string");
+  ASSERT_EQ(r.prompts.size(), 1u);
+  EXPECT_EQ(r.prompts[0].text, "Once upon");
+  EXPECT_FALSE(r.prompts[0].is_tokens);
+  EXPECT_EQ(completion({{"prompt", {"one string"}}}).prompts[0].text, "one string");
   r = completion({{"prompt", {1, 2, 3}}});
-  EXPECT_TRUE(r.prompt_is_tokens);
-  EXPECT_EQ(r.prompt_tokens, (std::vector<int32_t>{1, 2, 3}));
-  EXPECT_EQ(completion({{"prompt", {{4, 5}}}}).prompt_tokens, (std::vector<int32_t>{4, 5}));
+  EXPECT_TRUE(r.prompts[0].is_tokens);
+  EXPECT_EQ(r.prompts[0].tokens, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(completion({{"prompt", {{4, 5}}}}).prompts[0].tokens, (std::vector<int32_t>{4, 5}));
+  // A batch: strings, or token lists, or both.
+  r = completion({{"prompt", json::array({"a", json::array({7, 8}), "c"})}, {"echo", true}, {"prompt_logprobs", 2}});
+  ASSERT_EQ(r.prompts.size(), 3u);
+  EXPECT_EQ(r.prompts[1].tokens, (std::vector<int32_t>{7, 8}));
+  EXPECT_EQ(r.prompts[2].text, "c");
+  EXPECT_TRUE(r.echo);
+  EXPECT_EQ(r.prompt_logprobs, 2);
 }
 
 TEST(OpenaiRequest, PromptMistakes) {
   EXPECT_EQ(completion_error(json::object()).param, "prompt");
   EXPECT_EQ(completion_error({{"prompt", json::array()}}).param, "prompt");
-  EXPECT_EQ(completion_error({{"prompt", {"a", "b"}}}).param, "prompt");
+  EXPECT_EQ(completion_error({{"prompt", json::array({"a", 5})}}).param, "prompt");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"echo", true}, {"stream", true}}).param, "echo");
+  EXPECT_EQ(completion_error({{"prompt", "x"}, {"prompt_logprobs", 21}}).param, "prompt_logprobs");
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"echo", true}}).param, "echo");
   EXPECT_EQ(completion_error({{"prompt", {1, -2}}}).param, "prompt");
   EXPECT_EQ(completion_error({{"prompt", 42}}).param, "prompt");
 }
@@ -178,7 +189,6 @@ TEST(OpenaiRequest, StreamOptions) {
 }
 
 TEST(OpenaiRequest, RefusesWhatItCannotHonour) {
-  EXPECT_EQ(completion_error({{"prompt", "x"}, {"echo", true}}).param, "echo");
   EXPECT_EQ(completion_error({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
   const OpenaiRequest biased = completion({{"prompt", "x"}, {"logit_bias", {{"50256", -100}, {"7", 2.5}}}});
   EXPECT_EQ(biased.sampling.logit_bias, (std::vector<std::pair<int32_t, float>>{{50256, -100.0f}, {7, 2.5f}}));
