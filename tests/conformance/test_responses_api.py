@@ -4,7 +4,7 @@ non-streamed answer; items keep their ids), instructions, a function-tool round 
 (function_call, then function_call_output), a JSON-schema answer through text.format,
 previous_response_id over the server's store (store: false not kept), max_output_tokens as an
 incomplete response, and hostile input as the SDK's typed errors. Chat Completions, Responses and
-Messages give the same greedy text for the same conversation."""
+Messages give the same greedy text for the same conversation (50 of them)."""
 import json
 
 import anthropic
@@ -126,14 +126,21 @@ def test_hostile_input(client):
         client.responses.create(model=client.model_name, input="x", max_output_tokens=0)
 
 
+# 50 conversations: ten asked outright, forty built from templates (a system prompt and one user turn each).
 CONVERSATIONS = [
     "What is the capital of France?", "Write a haiku about the sea.", "Say hello in Spanish.",
     "Give me three colors.", "What is 2 + 2?", "Name a famous scientist.", "Describe a cat in one sentence.",
     "What day comes after Monday?", "Suggest a name for a dog.", "What is the opposite of hot?",
-]
+] + [f"What is {a} plus {b}?" for a, b in [(3, 4), (10, 7), (12, 30), (99, 1), (5, 5), (21, 21), (8, 13), (40, 2),
+                                          (6, 9), (17, 25)]] \
+  + [f"Name an animal that starts with the letter {c}." for c in "BCDFGHKLMP"] \
+  + [f"Translate '{w}' into French." for w in ["cat", "house", "water", "friend", "book", "sun", "tree", "car", "bread", "night"]] \
+  + [f"Give one fact about {t}." for t in ["the moon", "volcanoes", "honey", "penguins", "the Nile", "gold", "clouds",
+                                           "Mount Everest", "octopuses", "rainbows"]]
 
 
 def test_three_apis_give_the_same_greedy_text(server, client):
+    assert len(CONVERSATIONS) == 50
     claude = anthropic.Anthropic(base_url=server.base_url, api_key="unused", max_retries=0)
     for question in CONVERSATIONS:
         chat = client.chat.completions.create(model=client.model_name, temperature=0, max_tokens=24,
