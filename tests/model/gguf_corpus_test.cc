@@ -1,4 +1,4 @@
-// Replays the fuzz corpus (fuzz/corpus) through the same code the fuzz target runs, so a parser
+// Replays gguf_fuzz's corpus (fuzz/corpus/gguf_fuzz) through the same code the fuzz target runs, so a parser
 // regression on any saved input shows up in the normal build, without clang or libFuzzer.
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@ namespace ridge::gguf {
 namespace {
 
 TEST(GgufCorpus, EveryInputParsesOrIsRejected) {
-  const auto dir = std::filesystem::path(RIDGE_TEST_DATA_DIR).parent_path().parent_path() / "fuzz" / "corpus";
+  const auto dir = std::filesystem::path(RIDGE_TEST_DATA_DIR).parent_path().parent_path() / "fuzz" / "corpus" / "gguf_fuzz";
   ASSERT_TRUE(std::filesystem::is_directory(dir)) << dir;
   int n_inputs = 0, n_parsed = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
