@@ -47,13 +47,22 @@ test-asan: deps $(BUILD_ASAN)/build.ninja
 	cmake --build $(BUILD_ASAN) -j $(JOBS) --target ridge_tests ridge
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
 
-# libFuzzer on the GGUF parser (clang): FUZZ_SECONDS of fuzzing, new finds under build-fuzz/corpus-new.
-FUZZ_SECONDS ?= 300
+# libFuzzer (clang): builds every fuzz target, then runs each for FUZZ_SECONDS from its corpus
+# fuzz/corpus/<target> with its dictionary fuzz/<target>.dict; new finds go to
+# build-fuzz/corpus-new/<target>, crashes to build-fuzz/artifacts/<target>/. FUZZ_TARGETS picks some.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS ?= gguf_fuzz openai_request_fuzz grammar_fuzz reasoning_fuzz chat_template_fuzz safetensors_fuzz kv_tier_fuzz kv_transfer_fuzz
 fuzz:
 	cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DRIDGE_FUZZ=ON -DBUILD_TESTING=OFF
-	cmake --build build-fuzz --target gguf_fuzz
-	mkdir -p build-fuzz/corpus-new
-	build-fuzz/fuzz/gguf_fuzz -max_total_time=$(FUZZ_SECONDS) -max_len=4096 build-fuzz/corpus-new fuzz/corpus
+	cmake --build build-fuzz -j $(JOBS) --target $(FUZZ_TARGETS)
+	@failed=; for t in $(FUZZ_TARGETS); do \
+	  mkdir -p build-fuzz/corpus-new/$$t build-fuzz/artifacts/$$t; \
+	  dict=; if [ -f fuzz/$$t.dict ]; then dict=-dict=fuzz/$$t.dict; fi; \
+	  echo "== $$t ($(FUZZ_SECONDS) s)"; \
+	  build-fuzz/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -timeout=10 $$dict \
+	    -artifact_prefix=build-fuzz/artifacts/$$t/ build-fuzz/corpus-new/$$t fuzz/corpus/$$t || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "fuzz: crashes in$$failed (inputs under build-fuzz/artifacts/)"; exit 1; fi
 
 clean:
 	rm -rf $(BUILD) $(BUILD_ASAN) build-fuzz

@@ -1,6 +1,6 @@
-"""Writes the seed inputs of fuzz/corpus: small valid GGUF files (every metadata value type, every
+"""Writes the seed inputs of fuzz/corpus/gguf_fuzz: small valid GGUF files (every metadata value type, every
 tensor type ridge decodes) written by the gguf package. libFuzzer mutates from these.
-Usage: python3 fuzz/make_seeds.py fuzz/corpus"""
+Usage: python3 fuzz/make_seeds.py fuzz/corpus/gguf_fuzz"""
 import os
 import sys
 
@@ -64,4 +64,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus"))
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "corpus", "gguf_fuzz"))

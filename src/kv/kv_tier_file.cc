@@ -89,7 +89,7 @@ void KvChecksum::update(std::span<const uint8_t> bytes) {
     for (int i = 0; i < 4; ++i) lane_[i] = mix_round(lane_[i], load64(p + 8 * i));
   for (int i = 0; n >= 8; p += 8, n -= 8, ++i) lane_[i] = mix_round(lane_[i], load64(p));
   tail_ = 0;
-  std::memcpy(&tail_, p, n);
+  if (n > 0) std::memcpy(&tail_, p, n);  // an empty span's data() may be null
 }
 
 uint64_t KvChecksum::finish() const {

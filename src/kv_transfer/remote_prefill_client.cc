@@ -138,7 +138,9 @@ RemotePrefillResult RemotePrefillClient::run(Job& job) {
     return result;
   }
   const nlohmann::json reply = nlohmann::json::parse(res->body, nullptr, false);
-  if (res->status != 200 || !reply.is_object() || !reply.value("ok", false)) {
+  // A peer's reply is untrusted: fields of the wrong type are a failed transfer, not an exception here.
+  const bool ok = reply.is_object() && reply.contains("ok") && reply["ok"].is_boolean() && reply["ok"].get<bool>();
+  if (res->status != 200 || !ok) {
     std::string why = reply.is_object() && reply.contains("error") ? reply["error"].dump() : res->body.substr(0, 200);
     result.error = fmt::format("the prefill instance at {} answered {}: {}", endpoint, res->status, why);
     return result;
@@ -149,7 +151,7 @@ RemotePrefillResult RemotePrefillClient::run(Job& job) {
     return result;
   }
   result.ok = true;
-  result.bytes = reply.value("bytes", int64_t(0));
+  result.bytes = reply.contains("bytes") && reply["bytes"].is_number_integer() ? reply["bytes"].get<int64_t>() : 0;
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return result;
 }

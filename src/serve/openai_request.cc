@@ -120,7 +120,7 @@ std::string message_content(const json& message, size_t index) {
   if (!it->is_array()) throw_bad_param(param, fmt::format("'{}' must be a string or a list of content parts", param));
   std::string text;
   for (const auto& part : *it) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") || !part["text"].is_string())
+    if (!part.is_object() || !part.contains("type") || part["type"] != "text" || !part.contains("text") || !part["text"].is_string())
       throw_bad_param(param, fmt::format("'{}': only text content parts are supported", param));
     if (!text.empty()) text += "\n";
     text += part["text"].get<std::string>();

@@ -144,13 +144,13 @@ void read_text_format(const Json& body, OpenaiRequest& r) {
     return;
   }
   if (!format->is_object()) throw_bad_param("text.format", "'text.format' must be an object");
-  const std::string type = format->value("type", "text");
+  const std::string type = member(*format, "type") ? string_field(*format, "type", "text.format.type") : "text";
   Json equivalent;
   if (type == "json_schema") {
     const Json* schema = member(*format, "schema");
     if (!schema) throw_bad_param("text.format.schema", "'text.format.schema' is required for json_schema");
-    equivalent["response_format"] = {{"type", "json_schema"},
-                                     {"json_schema", {{"name", format->value("name", "response")}, {"schema", *schema}}}};
+    const std::string name = member(*format, "name") ? string_field(*format, "name", "text.format.name") : "response";
+    equivalent["response_format"] = {{"type", "json_schema"}, {"json_schema", {{"name", name}, {"schema", *schema}}}};
   } else if (type == "json_object") {
     equivalent["response_format"] = {{"type", "json_object"}};
   } else if (type != "text") {

@@ -50,7 +50,9 @@ GrammarSpec spec_of(GrammarSpec::Kind kind, std::string source, std::vector<std:
 
 GrammarSpec from_response_format(const json& format) {
   if (!format.is_object()) bad("response_format", "'response_format' must be an object");
-  const std::string type = format.value("type", "text");
+  const auto type_it = format.find("type");  // absent or null: "text"
+  const std::string type =
+      type_it == format.end() || type_it->is_null() ? "text" : string_field(*type_it, "response_format.type");
   GrammarSpec spec;
   if (type == "text") return spec;
   if (type == "json_object") {
@@ -102,7 +104,10 @@ GrammarSpec read_structured_output(const nlohmann::ordered_json& body) {
     if (so.contains("regex")) add("structured_outputs.regex", spec_of(GrammarSpec::Kind::kRegex, string_field(so.at("regex"), "structured_outputs.regex"), {}));
     if (so.contains("choice")) add("structured_outputs.choice", spec_of(GrammarSpec::Kind::kChoice, {}, choices_field(so.at("choice"), "structured_outputs.choice")));
     if (so.contains("grammar")) add("structured_outputs.grammar", spec_of(GrammarSpec::Kind::kGbnf, string_field(so.at("grammar"), "structured_outputs.grammar"), {}));
-    if (so.value("json_object", false)) add("structured_outputs.json_object", spec_of(GrammarSpec::Kind::kJsonObject, {}, {}));
+    const auto json_object = so.find("json_object");
+    if (json_object != so.end() && !json_object->is_null() && !json_object->is_boolean())
+      bad("structured_outputs.json_object", "'structured_outputs.json_object' must be a boolean");
+    if (json_object != so.end() && json_object->is_boolean() && json_object->get<bool>()) add("structured_outputs.json_object", spec_of(GrammarSpec::Kind::kJsonObject, {}, {}));
   }
   if (given.empty()) return {};
   if (given.size() > 1)

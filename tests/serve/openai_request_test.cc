@@ -201,6 +201,15 @@ TEST(OpenaiRequest, RefusesWhatItCannotHonour) {
   EXPECT_EQ(completion({{"prompt", "x"}, {"echo", false}, {"logit_bias", json::object()}, {"unknown_field", 1}}).n, 1);
 }
 
+// Found by openai_request_fuzz: a field of the wrong JSON type is a 400 naming it, never a 500.
+TEST(OpenaiRequest, WrongJsonTypesInNestedFieldsAre400s) {
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"response_format", {{"type", 5}}}}).param, "response_format.type");
+  EXPECT_EQ(chat_error({{"messages", json::array({{{"role", "user"}, {"content", json::array({{{"type", 1}, {"text", "x"}}})}}})}}).param,
+            "messages[0].content");
+  EXPECT_EQ(chat_error({{"messages", kMessages}, {"structured_outputs", {{"json_object", "yes"}}}}).param,
+            "structured_outputs.json_object");
+}
+
 TEST(OpenaiRequest, ReadsToolsAndToolCalls) {
   using Mode = chat::ToolChoice::Mode;
   const json tool = {{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"type", "object"}}}}}};

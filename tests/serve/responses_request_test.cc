@@ -70,6 +70,8 @@ TEST(ResponsesRequest, RefusesWhatItCannotHonour) {
   EXPECT_EQ(param_of(R"({"input": "x", "max_output_tokens": 0})"), "max_output_tokens");
   EXPECT_EQ(param_of(R"({"input": "x", "text": {"format": {"type": "json_schema"}}})"), "text.format.schema");
   EXPECT_EQ(param_of(R"({"input": "x", "tool_choice": "required"})"), "tool_choice");
+  EXPECT_EQ(param_of(R"({"input": "x", "text": {"format": {"type": 3}}})"), "text.format.type");
+  EXPECT_EQ(param_of(R"({"input": "x", "text": {"format": {"type": "json_schema", "schema": {}, "name": []}}})"), "text.format.name");
   EXPECT_EQ(param_of(R"({"input": "x"})"), "accepted");
 }
 
