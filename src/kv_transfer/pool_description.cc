@@ -1,6 +1,7 @@
 #include "kv_transfer/pool_description.h"
 
 #include <algorithm>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -30,6 +31,9 @@ std::string incompatibility(const nlohmann::json& mine, const nlohmann::json& th
   }
   if (!theirs.contains("n_blocks") || !theirs["n_blocks"].is_number_integer() || theirs["n_blocks"].get<int64_t>() <= 0)
     return "the peer's pool description has no block count";
+  // Block ids travel as int32 (the prefill route reads the count as one).
+  if (theirs["n_blocks"].get<int64_t>() > std::numeric_limits<int32_t>::max())
+    return "the peer's pool description has more blocks than a block id can name";
   return "";
 }
 
