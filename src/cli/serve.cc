@@ -1,4 +1,4 @@
-// ridge serve: the OpenAI-compatible HTTP server over the continuous-batching engine, with a chat
+// ridge serve: the HTTP server (OpenAI and Anthropic APIs) over the continuous-batching engine, with a chat
 // page and live metrics at "/".
 #include <pthread.h>
 #include <signal.h>
@@ -76,7 +76,7 @@ void serve(ServeOptions& o) {
   if (disagg) attach_disaggregation(*disagg, engine, m->model, server);
   const int port = server.bind();
   engine.start();
-  std::fprintf(stderr, "ridge serve: %s (context %lld) on http://%s:%d/ (OpenAI API under /v1, metrics at /metrics)\n",
+  std::fprintf(stderr, "ridge serve: %s (context %lld) on http://%s:%d/ (OpenAI and Anthropic APIs under /v1, metrics at /metrics)\n",
                backend.model_id().c_str(), (long long)backend.n_ctx(), config.host.c_str(), port);
 
   std::atomic<bool> signalled{false};
@@ -97,12 +97,12 @@ void serve(ServeOptions& o) {
 }  // namespace
 
 void add_serve_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (completions, chat, models, metrics, a web page)");
+  auto* cmd = app.add_subcommand("serve", "HTTP server: OpenAI completions, chat and Responses, Anthropic Messages, models, metrics, a web page");
   auto o = std::make_shared<ServeOptions>();
   ServerConfig& s = o->server;
   cmd->add_option("--host", s.host, "address to listen on (0.0.0.0: every interface)")->capture_default_str();
   cmd->add_option("--port", s.port, "TCP port (0: any free one)")->capture_default_str();
-  cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' on /v1 routes")->envname("RIDGE_API_KEY");
+  cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' or 'x-api-key: KEY' on /v1 routes")->envname("RIDGE_API_KEY");
   cmd->add_option("--tool-call-parser", o->tool_call_parser,
                   "how tools are offered and calls read: qwen2.5, hermes, llama3, llama3.1, mistral (default: from the chat template)");
   cmd->add_option("--reasoning-format", o->reasoning_format,
