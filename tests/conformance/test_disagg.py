@@ -28,7 +28,9 @@ def complete(server, prompt, max_tokens=24):
     return json.loads(body)["choices"][0]["text"]
 
 
-def wait_for(predicate, seconds=10):
+# The deadlines are only a safety net against a hang: each wait returns as soon as its event happens, so
+# on a machine busy with other work (two cores shared with builds) they are generous.
+def wait_for(predicate, seconds=60):
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if predicate():
@@ -99,7 +101,7 @@ def test_a_prefill_instance_that_dies_mid_transfer_costs_a_re_prefill(ridge_bin,
         with running_server(ridge_bin, default_model, *decode_args(prefill), threads=1) as decode:
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 result = pool.submit(complete, decode, long_prompt)
-                assert wait_for(lambda: decode.metrics()["ridge:kv_transfer_waiting_requests"] == 1, 10)
+                assert wait_for(lambda: decode.metrics()["ridge:kv_transfer_waiting_requests"] == 1)
                 time.sleep(0.2)
                 prefill.proc.kill()  # SIGKILL while it computes and sends
                 assert result.result() == want
@@ -126,7 +128,7 @@ def test_a_prefill_instance_that_hangs_is_timed_out(ridge_bin, default_model, co
         with running_server(ridge_bin, default_model, *args, threads=1) as decode:
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 result = pool.submit(complete, decode, long_prompt)
-                assert wait_for(lambda: decode.metrics()["ridge:kv_transfer_waiting_requests"] == 1, 10)
+                assert wait_for(lambda: decode.metrics()["ridge:kv_transfer_waiting_requests"] == 1)
                 prefill.proc.send_signal(signal.SIGSTOP)
                 try:
                     assert result.result(timeout=60) == want
@@ -135,7 +137,7 @@ def test_a_prefill_instance_that_hangs_is_timed_out(ridge_bin, default_model, co
                     prefill.proc.send_signal(signal.SIGCONT)
             assert wait_for(lambda: decode.metrics()["ridge:kv_cache_blocks_used"] == 0 and
                             decode.metrics()["ridge:kv_transfer_quarantined_blocks"] == 0), decode.metrics()
-        assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0, 30), prefill.metrics()
+        assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0), prefill.metrics()
 
 
 def test_a_decode_instance_that_dies_frees_the_prefill_side(ridge_bin, default_model):
@@ -145,11 +147,11 @@ def test_a_decode_instance_that_dies_frees_the_prefill_side(ridge_bin, default_m
             with concurrent.futures.ThreadPoolExecutor(1) as pool:
                 pool.submit(lambda: decode.request("POST", "/v1/completions",
                                                    {"prompt": DOC * 40, "max_tokens": 5}, timeout=60))
-                assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] > 0, 10)
+                assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] > 0)
                 decode.proc.kill()
         finally:
             stop_server(decode)
-        assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0, 30), prefill.metrics()
+        assert wait_for(lambda: prefill.metrics()["ridge:kv_cache_blocks_used"] == 0), prefill.metrics()
         status, _ = prefill.request("GET", "/health")
         assert status == 200
 
