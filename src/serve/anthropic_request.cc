@@ -148,22 +148,16 @@ void read_tools(const Json& body, OpenaiRequest& r) {
       if (const Json* type = member(t, "type"); type && *type != "custom")
         throw_bad_param(where + ".type", fmt::format("server tools ('{}') are not supported; give 'name' and 'input_schema'",
                                                      type->is_string() ? type->get<std::string>() : type->dump()));
-      chat::Tool tool;
-      tool.name = string_field(t, "name", where + ".name");
-      if (tool.name.empty() || !names.insert(tool.name).second)
-        throw_bad_param(where + ".name", fmt::format("tool names must be non-empty and unique ('{}')", tool.name));
+      std::string name = string_field(t, "name", where + ".name");
+      if (name.empty() || !names.insert(name).second)
+        throw_bad_param(where + ".name", fmt::format("tool names must be non-empty and unique ('{}')", name));
       const Json* schema = member(t, "input_schema");
       if (!schema || !schema->is_object())
         throw_bad_param(where + ".input_schema", fmt::format("'{}.input_schema' must be a JSON schema object", where));
-      tool.parameters = *schema;
-      tool.function = Json{{"name", tool.name}};
-      if (const Json* d = member(t, "description")) {
-        if (!d->is_string()) throw_bad_param(where + ".description", fmt::format("'{}.description' must be a string", where));
-        tool.function["description"] = *d;
-      }
-      tool.function["parameters"] = *schema;
-      tool.definition = Json{{"type", "function"}, {"function", tool.function}};
-      r.tools.push_back(std::move(tool));
+      const Json* description = member(t, "description");
+      if (description && !description->is_string())
+        throw_bad_param(where + ".description", fmt::format("'{}.description' must be a string", where));
+      r.tools.push_back(request_fields::function_tool(std::move(name), description, *schema));
     }
   }
   using Mode = chat::ToolChoice::Mode;
@@ -182,9 +176,7 @@ void read_tools(const Json& body, OpenaiRequest& r) {
   } else if (type == "tool") {
     r.tool_choice.mode = Mode::kNamed;
     r.tool_choice.name = string_field(*choice, "name", "tool_choice.name");
-    bool known = false;
-    for (const auto& t : r.tools) known = known || t.name == r.tool_choice.name;
-    if (!known) throw_bad_param("tool_choice.name", fmt::format("'tool_choice' names '{}', which is not in 'tools'", r.tool_choice.name));
+    request_fields::require_offered(r.tools, r.tool_choice.name, "tool_choice.name");
   } else {
     throw_bad_param("tool_choice.type", "'tool_choice.type' must be \"auto\", \"any\", \"tool\" or \"none\"");
   }

@@ -2,22 +2,16 @@
 // and usage; streamed as message_start, content_block_start / _delta / _stop per block (text_delta,
 // thinking_delta, input_json_delta), message_delta with the stop reason, message_stop; errors as
 // {"type": "error", "error": {"type", "message"}}.
-#include <chrono>
-#include <random>
 
 #include <fmt/format.h>
 
+#include "serve/random_id.h"
 #include "serve/response_writer.h"
 
 namespace ridge {
 namespace {
 
 using nlohmann::json;
-
-std::string random_id(const char* prefix) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("{}{:016x}{:08x}", prefix, rng(), uint32_t(rng()));
-}
 
 std::string event(const char* name, const json& data) {
   return fmt::format("event: {}\ndata: {}\n\n", name, data.dump(-1, ' ', false, json::error_handler_t::replace));

@@ -163,12 +163,10 @@ void CompletionJob::submit() {
   }
   std::optional<ThinkingGate> thinking = thinking_;
   if (thinking) {
-    {
-      thinking->starts_open = reasoning_open_;
-      if (request_.reasoning_budget) thinking->budget = *request_.reasoning_budget;
-      // Structured output and tool calls constrain the answer; a raw GBNF grammar the whole output.
-      thinking->defer_grammar = !spec.empty() && spec.kind != grammar::GrammarSpec::Kind::kGbnf;
-    }
+    thinking->starts_open = reasoning_open_;
+    if (request_.reasoning_budget) thinking->budget = *request_.reasoning_budget;
+    // Structured output and tool calls constrain the answer; a raw GBNF grammar the whole output.
+    thinking->defer_grammar = !spec.empty() && spec.kind != grammar::GrammarSpec::Kind::kGbnf;
   }
   for (auto& c : choices_) {
     if (split_reasoning_) c.reasoning = std::make_unique<chat::ReasoningSplitter>(*backend_.reasoning_tags(), reasoning_open_);

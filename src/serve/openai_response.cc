@@ -2,24 +2,16 @@
 
 #include <chrono>
 #include <cmath>
-#include <random>
 
 #include <fmt/format.h>
 
+#include "serve/random_id.h"
 #include "tokenizer/utf8.h"
 
 namespace ridge {
 namespace {
 
 using nlohmann::json;
-
-std::string random_hex(int digits) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  std::string out;
-  while (int(out.size()) < digits) out += fmt::format("{:016x}", rng());
-  out.resize(size_t(digits));
-  return out;
-}
 
 double finite_logprob(float logprob) { return std::isfinite(logprob) ? double(logprob) : double(kLogprobFloor); }
 
@@ -112,7 +104,7 @@ json header_json(const ResponseHeader& header, bool chunk) {
 ResponseHeader make_response_header(Endpoint endpoint, const std::string& model) {
   ResponseHeader header;
   header.endpoint = endpoint;
-  header.id = (endpoint == Endpoint::Completions ? "cmpl-" : "chatcmpl-") + random_hex(24);
+  header.id = random_id(endpoint == Endpoint::Completions ? "cmpl-" : "chatcmpl-");
   header.created = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   header.model = model;
   return header;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "chat/tools.h"
 #include "serve/api_error.h"
 
 namespace ridge::request_fields {
@@ -48,6 +49,27 @@ inline double number_field(const Json& body, const char* name, double lo, double
   if (!v->is_number() || v->get<double>() < lo || v->get<double>() > hi)
     throw_bad_param(name, fmt::format("'{}' must be a number between {} and {}", name, lo, hi));
   return v->get<double>();
+}
+
+// A function tool as the chat templates print it, {"type": "function", "function": {"name",
+// "description" (when given), "parameters"}}, from an API whose tools are flat (Anthropic's name /
+// description / input_schema, the Responses API's name / description / parameters).
+inline chat::Tool function_tool(std::string name, const Json* description, Json parameters) {
+  chat::Tool tool;
+  tool.name = std::move(name);
+  tool.parameters = std::move(parameters);
+  tool.function = Json{{"name", tool.name}};
+  if (description) tool.function["description"] = *description;
+  tool.function["parameters"] = tool.parameters;
+  tool.definition = Json{{"type", "function"}, {"function", tool.function}};
+  return tool;
+}
+
+// A tool_choice naming a tool: it must be one of the tools offered.
+inline void require_offered(const std::vector<chat::Tool>& tools, const std::string& name, const std::string& param) {
+  for (const auto& t : tools)
+    if (t.name == name) return;
+  throw_bad_param(param, fmt::format("'tool_choice' names '{}', which is not in 'tools'", name));
 }
 
 // logit_bias: {"token id": bias in [-100, 100]} (ids are checked against the vocabulary later).

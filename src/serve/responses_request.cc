@@ -1,12 +1,12 @@
 #include "serve/responses_request.h"
 
 #include <limits>
-#include <random>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "serve/api_error.h"
+#include "serve/random_id.h"
 #include "serve/request_fields.h"
 #include "serve/structured_output.h"
 
@@ -17,11 +17,6 @@ using request_fields::Json;
 using request_fields::member;
 using request_fields::number_field;
 using request_fields::string_field;
-
-std::string new_id(const char* prefix) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("{}{:016x}{:016x}", prefix, rng(), rng());
-}
 
 // A message's content: a string, or parts of type input_text / output_text (refusal, images refused).
 std::string message_text(const Json& content, const std::string& where) {
@@ -98,19 +93,15 @@ void read_tools(const Json& body, OpenaiRequest& r) {
       const std::string where = fmt::format("tools[{}]", i);
       if (!t.is_object() || !member(t, "type") || t["type"] != "function")
         throw_bad_param(where + ".type", fmt::format("'{}.type' must be \"function\" (built-in tools are not supported)", where));
-      chat::Tool tool;
-      tool.name = string_field(t, "name", where + ".name");
-      if (tool.name.empty() || !names.insert(tool.name).second)
-        throw_bad_param(where + ".name", fmt::format("tool names must be non-empty and unique ('{}')", tool.name));
+      std::string name = string_field(t, "name", where + ".name");
+      if (name.empty() || !names.insert(name).second)
+        throw_bad_param(where + ".name", fmt::format("tool names must be non-empty and unique ('{}')", name));
       const Json* parameters = member(t, "parameters");
       if (parameters && !parameters->is_object())
         throw_bad_param(where + ".parameters", fmt::format("'{}.parameters' must be a JSON schema object", where));
-      tool.parameters = parameters ? *parameters : Json{{"type", "object"}, {"properties", Json::object()}};
-      tool.function = Json{{"name", tool.name}};
-      if (const Json* d = member(t, "description")) tool.function["description"] = *d;
-      tool.function["parameters"] = tool.parameters;
-      tool.definition = Json{{"type", "function"}, {"function", tool.function}};
-      r.tools.push_back(std::move(tool));
+      r.tools.push_back(request_fields::function_tool(
+          std::move(name), member(t, "description"),
+          parameters ? *parameters : Json{{"type", "object"}, {"properties", Json::object()}}));
     }
   }
   using Mode = chat::ToolChoice::Mode;
@@ -121,9 +112,7 @@ void read_tools(const Json& body, OpenaiRequest& r) {
     } else if (choice->is_object() && member(*choice, "type") && (*choice)["type"] == "function") {
       r.tool_choice.mode = Mode::kNamed;
       r.tool_choice.name = string_field(*choice, "name", "tool_choice.name");
-      bool known = false;
-      for (const auto& t : r.tools) known = known || t.name == r.tool_choice.name;
-      if (!known) throw_bad_param("tool_choice", fmt::format("'tool_choice' names '{}', which is not in 'tools'", r.tool_choice.name));
+      request_fields::require_offered(r.tools, r.tool_choice.name, "tool_choice");
     } else {
       throw_bad_param("tool_choice", "'tool_choice' must be \"auto\", \"none\", \"required\" or {\"type\": \"function\", \"name\": ...}");
     }
@@ -172,7 +161,7 @@ OpenaiRequest parse_responses_request(std::string_view text, ResponseStore& stor
   r.endpoint = Endpoint::ChatCompletions;
   r.api = Api::kResponses;
   auto context = std::make_shared<ResponsesContext>();
-  context->id = new_id("resp_");
+  context->id = random_id("resp_");
   if (const Json* model = member(body, "model")) {
     if (!model->is_string()) throw_bad_param("model", "'model' must be a string");
     r.model = model->get<std::string>();

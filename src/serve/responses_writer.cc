@@ -6,10 +6,10 @@
 // the final response (the SDK's stream accumulator checks it). A response with store: true is
 // kept, with its conversation, for previous_response_id.
 #include <chrono>
-#include <random>
 
 #include <fmt/format.h>
 
+#include "serve/random_id.h"
 #include "serve/response_writer.h"
 #include "serve/responses_request.h"
 
@@ -18,11 +18,6 @@ namespace {
 
 using nlohmann::json;
 using Json = nlohmann::ordered_json;
-
-std::string new_id(const char* prefix) {
-  thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("{}{:016x}{:08x}", prefix, rng(), uint32_t(rng()));
-}
 
 struct Item {
   enum class Kind { kReasoning, kMessage, kCall } kind;
@@ -60,9 +55,9 @@ class ResponsesWriter : public ResponseWriter {
   json body(const std::vector<ChoicePart>& choices, const Usage& usage) override {
     const ChoicePart& c = choices.at(0);
     items_.clear();
-    if (!c.reasoning.empty()) items_.push_back({Item::Kind::kReasoning, new_id("rs_"), c.reasoning, {}, {}});
-    if (!c.text.empty() || c.tool_calls.empty()) items_.push_back({Item::Kind::kMessage, new_id("msg_"), c.text, {}, {}});
-    for (const auto& call : c.tool_calls) items_.push_back({Item::Kind::kCall, new_id("fc_"), call.arguments, call.id, call.name});
+    if (!c.reasoning.empty()) items_.push_back({Item::Kind::kReasoning, random_id("rs_"), c.reasoning, {}, {}});
+    if (!c.text.empty() || c.tool_calls.empty()) items_.push_back({Item::Kind::kMessage, random_id("msg_"), c.text, {}, {}});
+    for (const auto& call : c.tool_calls) items_.push_back({Item::Kind::kCall, random_id("fc_"), call.arguments, call.id, call.name});
     finish_ = c.finish_reason;
     store();
     return response(finish_ == "length" ? "incomplete" : "completed", usage);
@@ -125,7 +120,7 @@ class ResponsesWriter : public ResponseWriter {
     if (open_ == kind && kind != Item::Kind::kCall) return {};
     std::string out = leave();
     const char* prefix = kind == Item::Kind::kReasoning ? "rs_" : kind == Item::Kind::kMessage ? "msg_" : "fc_";
-    items_.push_back({kind, new_id(prefix), {}, call_id, name});
+    items_.push_back({kind, random_id(prefix), {}, call_id, name});
     open_ = kind;
     out += event("response.output_item.added", {{"output_index", index()}, {"item", item_json(items_.back(), false)}});
     if (kind == Item::Kind::kMessage)
