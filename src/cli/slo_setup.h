@@ -20,6 +20,7 @@ struct SloCliOptions {
   bool reject = false;           // 503 + Retry-After for requests that cannot meet TTFT
   bool no_preemption_guard = false;
   bool no_calibration_burst = false;
+  double calibration_seconds = 12;  // the burst's bound
   std::string profile;           // probe profile (default $RIDGE_HOME/machine.json)
 };
 

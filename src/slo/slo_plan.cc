@@ -63,9 +63,15 @@ SloPlan plan_for_slo(const StepModel& model, const SloPlanInputs& in) {
 
   if (p.itl_s > 0) {
     // The chunk: the largest that leaves the decodes 90% of the streams they hold without one.
+    const bool one_measured = in.measured_one_stream_s > 0 && in.measured_one_stream_s <= p.step_bound_s && mem_design > 0;
     const int64_t without = std::min(mem_design, streams_within(model, p.design_context, 0, p.step_bound_s, kStreamLimit));
-    if (without == 0) p.notes.push_back(fmt::format("even one stream at context {} misses ITL <= {}: a decode step is predicted at {}",
-                                                    p.design_context, ms(p.itl_s), ms(step_seconds(model, 1, p.design_context, 0, 0))));
+    if (without == 0 && one_measured)
+      p.notes.push_back(fmt::format("the model predicts one stream at context {} at {}, but one measured {}: planning one",
+                                    p.design_context, ms(step_seconds(model, 1, p.design_context, 0, 0)), ms(in.measured_one_stream_s)));
+    else if (without == 0)
+      p.notes.push_back(fmt::format("even one stream at context {} misses ITL <= {}: a decode step is predicted at {}{}", p.design_context,
+                                    ms(p.itl_s), ms(step_seconds(model, 1, p.design_context, 0, 0)),
+                                    in.measured_one_stream_s > 0 ? fmt::format(" (measured {})", ms(in.measured_one_stream_s)) : ""));
     p.prefill_chunk = 16;
     for (int64_t chunk = 16; chunk <= p.max_batched_tokens; chunk *= 2) {
       const int64_t with = std::min(mem_design, streams_within(model, p.design_context, chunk, p.step_bound_s, kStreamLimit));
@@ -73,6 +79,7 @@ SloPlan plan_for_slo(const StepModel& model, const SloPlanInputs& in) {
       p.prefill_chunk = chunk;
     }
     p.design_streams = std::min(mem_design, streams_within(model, p.design_context, p.prefill_chunk, p.step_bound_s, kStreamLimit));
+    if (one_measured) p.design_streams = std::max<int64_t>(p.design_streams, 1);
     const double decodes_s = step_seconds(model, std::max<int64_t>(p.design_streams, 1), p.design_context, 0, 0);
     const double with_chunk_s = step_seconds(model, std::max<int64_t>(p.design_streams, 1), p.design_context, p.prefill_chunk, 0);
     p.decode_bound_s = std::max(0.0, p.step_bound_s - (with_chunk_s - decodes_s));
@@ -83,6 +90,7 @@ SloPlan plan_for_slo(const StepModel& model, const SloPlanInputs& in) {
       ContextCapacity cap;
       cap.context = c;
       cap.by_latency = streams_within(model, c, p.prefill_chunk, p.step_bound_s, kStreamLimit);
+      if (one_measured && c <= p.design_context) cap.by_latency = std::max<int64_t>(cap.by_latency, 1);
       cap.by_memory = by_memory(c);
       p.capacity.push_back(cap);
     }

@@ -20,6 +20,9 @@ struct SloPlanInputs {
   int64_t max_batched_tokens = 0;  // 0: the plan picks
   int64_t design_context = 0;    // context the limits are sized at (0: min(1024, n_ctx / 2))
   double margin = 0.85;          // steps are planned to this fraction of the ITL objective (jitter, sampling)
+  // A decode step of one stream at the design context as measured (0: not measured). When it fits
+  // the step bound the plan holds at least one stream there, whatever the model predicts.
+  double measured_one_stream_s = 0;
 };
 
 struct ContextCapacity {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace ridge::slo {
 namespace {
@@ -97,12 +98,13 @@ std::array<double, 4> StepModel::features(const plan::RaggedStepCost& c) {
   return x;
 }
 
-double StepModel::predict(const plan::RaggedStepCost& c) const {
-  const auto x = features(c);
+double StepModel::dot(const Coefficients& c, const std::array<double, 4>& x) {
   double t = 0;
-  for (size_t j = 0; j < x.size(); ++j) t += coef_[j] * x[j];
+  for (size_t j = 0; j < x.size(); ++j) t += c[j] * x[j];
   return t;
 }
+
+double StepModel::predict(const plan::RaggedStepCost& c) const { return dot(coef_, features(c)); }
 
 std::array<double, 3> StepModel::stage_seconds(const plan::RaggedStepCost& c, double measured_s) const {
   std::array<double, 3> part{};
@@ -141,6 +143,33 @@ void StepModel::refit() {
   for (const Point& p : points_) x.push_back(p.x), y.push_back(p.seconds);
   // The prior weighs as much as kPriorWeight steps, whatever the window holds.
   coef_ = fit_coefficients(x, y, prior_, kPriorWeight);
+}
+
+size_t StepModel::reject_outliers(double k) {
+  size_t dropped = 0;
+  for (int round = 0; round < 3 && points_.size() >= 8; ++round) {
+    std::vector<double> miss;
+    miss.reserve(points_.size());
+    for (const Point& p : points_) miss.push_back(std::abs(std::log(p.seconds / std::max(dot(coef_, p.x), 1e-12))));
+    std::vector<double> sorted = miss;
+    std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+    const double limit = std::max(k * sorted[sorted.size() / 2], std::log(1.5));
+    std::deque<Point> kept;
+    for (size_t i = 0; i < points_.size(); ++i)
+      if (miss[i] <= limit) kept.push_back(points_[i]);
+    if (kept.size() == points_.size() || kept.size() < 4) break;
+    dropped += points_.size() - kept.size();
+    points_ = std::move(kept);
+    refit();
+  }
+  return dropped;
+}
+
+double StepModel::error_with(const Coefficients& c) const {
+  if (points_.empty()) return 0;
+  double sum = 0;
+  for (const Point& p : points_) sum += std::abs(dot(c, p.x) - p.seconds) / p.seconds;
+  return sum / double(points_.size());
 }
 
 double StepModel::mean_relative_error() const {

@@ -31,6 +31,16 @@ class StepModel {
   // Learns a measured step; returns what the model predicted for it before.
   double observe(const plan::RaggedStepCost& c, double seconds);
   void forget();  // back to the prior (after a warm-up whose first steps paid for page faults)
+  // Drops the steps the current fit misses by far more than the rest (a step that lost the CPU to
+  // another process, a page fault) and fits again; returns how many went. A step is an outlier
+  // when |log(measured / predicted)| exceeds `k` times the window's median and log(1.5).
+  size_t reject_outliers(double k = 3.0);
+  // Mean |predicted - measured| / measured over the window with the current coefficients (in
+  // sample), or with `c`.
+  double fit_error() const { return error_with(coef_); }
+  double error_with(const Coefficients& c) const;
+  // Predicts with the prior (the planner's uncalibrated model) until the next refit.
+  void use_prior() { coef_ = prior_; }
 
   const Coefficients& coefficients() const { return coef_; }
   const Coefficients& prior() const { return prior_; }
@@ -42,6 +52,7 @@ class StepModel {
 
  private:
   static std::array<double, 4> features(const plan::RaggedStepCost& c);
+  static double dot(const Coefficients& c, const std::array<double, 4>& x);
   void refit();
 
   plan::RaggedCostModel cost_;

@@ -48,7 +48,9 @@ def test_each_step_is_on_the_roofline(slo_server):
     m = slo_server.metrics()
     assert m["ridge:roofline_decode_steps_total"] > 0
     assert m["ridge:roofline_decode_bytes_total"] > 0 and m["ridge:roofline_decode_seconds_total"] > 0
-    assert 0 < m["ridge:roofline_decode_recent_bandwidth_fraction"] < 2
+    # Against the placeholder bandwidth (20 GB/s) when no probe profile exists: a model that fits in a
+    # large last-level cache reads faster than that, so this only catches a wrong unit.
+    assert 0 < m["ridge:roofline_decode_recent_bandwidth_fraction"] < 10
     for stage in ("attention", "ffn", "head"):
         assert m[f'ridge:roofline_bytes_total{{stage="{stage}"}}'] > 0
         assert m[f"ridge:roofline_bandwidth_fraction_{stage}_count"] > 0

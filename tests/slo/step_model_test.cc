@@ -145,5 +145,57 @@ TEST(SloPlan, TighterObjectivesHoldFewerStreamsAndLongerContextsFewerStill) {
   EXPECT_LE(plan_for_slo(model, in).design_streams, 3);
 }
 
+// A noisy machine: most steps as the model says, a few (the CPU lent to another process) many times
+// longer. Dropping those brings the fit back to the steady steps.
+TEST(StepModel, RejectsOutliersOfABusyMachine) {
+  const ModelSpec spec = *plan::named_model_spec("llama-3-8b");
+  StepModel model(plan::RaggedCostModel(spec, cpu_precision(), cpu()));
+  auto machine = [&](const std::vector<plan::RunShape>& runs) {
+    const plan::RaggedStepCost c = model.cost(runs);
+    double mem = 0, gemm = 0;
+    for (const auto& s : c.stages) mem += s.memory_s, gemm += s.gemm_compute_s;
+    return 0.002 + mem / 0.7 + gemm / 0.4;
+  };
+  std::mt19937 rng(9);
+  for (int i = 0; i < 120; ++i) {
+    std::vector<plan::RunShape> runs(size_t(1 + rng() % 12), plan::RunShape{int64_t(rng() % 1500), 1, 1});
+    if (i % 3 == 0) runs.push_back({0, int64_t(16 + rng() % 400), 1});
+    const double stolen = i % 7 == 3 ? 6.0 : 1.0;  // one step in seven takes six times as long
+    model.observe(model.cost(runs), stolen * machine(runs));
+  }
+  const std::vector<plan::RunShape> probe = {{500, 1, 1}, {500, 1, 1}, {0, 200, 1}};
+  const double before = std::abs(model.predict(probe) - machine(probe)) / machine(probe);
+  const size_t dropped = model.reject_outliers();
+  EXPECT_GE(dropped, 15u);  // the 17 slow steps, give or take a steady one at the edge
+  EXPECT_LE(dropped, 20u);
+  const double after = std::abs(model.predict(probe) - machine(probe)) / machine(probe);
+  EXPECT_LT(after, 0.05);
+  EXPECT_LT(after, before);
+  EXPECT_LT(model.fit_error(), 0.05);
+  EXPECT_GT(model.error_with(model.prior()), model.fit_error());
+  model.use_prior();
+  EXPECT_EQ(model.coefficients(), model.prior());
+}
+
+// A decode measured within the bound keeps one stream in the plan, whatever the model predicts.
+TEST(SloPlan, OneMeasuredStreamIsNeverPlannedAway) {
+  const ModelSpec spec = *plan::named_model_spec("llama-3-8b");
+  StepModel model(plan::RaggedCostModel(spec, cpu_precision(), cpu()), {0.5, 0});  // 500 ms a step: pessimistic
+  SloPlanInputs in;
+  in.n_ctx = 4096;
+  in.kv_tokens = 1 << 20;
+  in.slo = loadgen::parse_slo("ttft=5s,itl=100ms");
+  EXPECT_EQ(plan_for_slo(model, in).design_streams, 0);
+  in.measured_one_stream_s = 0.120;  // measured, but past the bound (85 ms): still none
+  EXPECT_EQ(plan_for_slo(model, in).design_streams, 0);
+  in.measured_one_stream_s = 0.060;
+  const SloPlan p = plan_for_slo(model, in);
+  EXPECT_EQ(p.design_streams, 1);
+  EXPECT_GE(p.max_num_seqs, 1);
+  ASSERT_FALSE(p.capacity.empty());
+  EXPECT_EQ(p.capacity.front().streams(), 1);
+  EXPECT_NE(describe(p).find("measured 60 ms"), std::string::npos) << describe(p);
+}
+
 }  // namespace
 }  // namespace ridge::slo
