@@ -26,7 +26,6 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-int64_t physical_memory_bytes() { return int64_t(sysconf(_SC_PHYS_PAGES)) * int64_t(sysconf(_SC_PAGE_SIZE)); }
 
 // Every distinct weight once (a tied output matrix is the embedding): experts and latent attention included.
 int64_t weight_bytes_of(const Model& model) {
@@ -39,7 +38,7 @@ int64_t weight_bytes_of(const Model& model) {
 }
 
 // Fills the defaults the caller left at 0 and checks that the KV budget holds one full sequence.
-EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
+EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan, MemoryBudget& memory) {
   const ModelSpec& s = model.spec;
   if (c.n_ctx <= 0) c.n_ctx = s.n_ctx_train > 0 ? s.n_ctx_train : 4096;
   if (c.block_size <= 0 || c.block_size > 1024) fail("--block-size must be in 1..1024, got {}", c.block_size);
@@ -48,14 +47,29 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
   if (c.prefill_chunk < 0) fail("--prefill-chunk must be 0 or positive, got {}", c.prefill_chunk);
   const KvLayout layout = kv_layout_of(s, c.block_size, 1, c.kv_dtype);
   KvMemoryInputs in{layout.bytes_per_token_per_layer(), s.n_layer, c.kv_memory_bytes, c.block_size, c.n_ctx};
+  memory = measure_memory_budget();
+  const int64_t per_token = in.bytes_per_token_per_layer * s.n_layer;
   if (c.kv_memory_bytes <= 0) {
-    // Enough for every running sequence at full length, but at most a fifth of the machine's memory.
-    const int64_t wanted = in.bytes_per_token_per_layer * s.n_layer * c.n_ctx * c.max_num_seqs;
-    const int64_t one = in.bytes_per_token_per_layer * s.n_layer * (c.n_ctx + c.block_size);
-    in.budget_bytes = c.kv_memory_bytes = std::max(one, std::min(wanted, physical_memory_bytes() / 5));
+    // Enough for every running sequence at full length, but at most a fifth of the memory there is.
+    const int64_t wanted = per_token * c.n_ctx * c.max_num_seqs;
+    const int64_t one = per_token * (c.n_ctx + c.block_size);
+    in.budget_bytes = c.kv_memory_bytes = std::max(one, std::min(wanted, memory.limit.bytes / 5));
+  }
+  // Inside a cgroup's limit the host pool must fit beside what is resident (a GPU's pool or a
+  // transport's registered memory is sized by its owner).
+  if (resolve_device(c.device) == Device::Cpu && !c.kv_allocator) {
+    const int64_t min_bytes = per_token * c.block_size * 8;
+    if (!memory.fit_pool(c.kv_memory_bytes, min_bytes))
+      fail("memory: the limit of {:.0f} MiB ({}) leaves no room for a KV cache: {:.0f} MiB are resident and {:.0f} MiB are kept "
+           "free for the steps",
+           double(memory.limit.bytes) / double(1 << 20), memory.limit.source, double(memory.resident_at_start) / double(1 << 20),
+           double(memory.reserve) / double(1 << 20));
+    in.budget_bytes = c.kv_memory_bytes;
   }
   plan = plan_kv_memory(in);
-  if (plan.full_context_seqs < 1)
+  if (plan.full_context_seqs < 1 && memory.lowered()) {
+    memory.context = (int64_t(plan.n_blocks) - 1) * c.block_size;  // a block spare for the sequence's next token
+  } else if (plan.full_context_seqs < 1)
     fail("the KV budget of {:.1f} MiB holds {} tokens ({} bytes each), less than one sequence of {} tokens: raise "
          "--kv-memory or lower --ctx-size",
          double(c.kv_memory_bytes) / double(1 << 20), plan.n_tokens, plan.bytes_per_token, c.n_ctx);
@@ -67,7 +81,8 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan) {
 
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
     : model_(model), tokenizer_(tokenizer) {
-  config_ = resolve(model, config, memory_plan_);
+  config_ = resolve(model, config, memory_plan_, memory_);
+  if (memory_.lowered()) std::fprintf(stderr, "%s", memory_.describe().c_str());
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
   kv_->set_event_sink(config_.kv_events.get());
   SchedulerConfig sc{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities};
@@ -123,7 +138,10 @@ RequestId Engine::submit(RequestOptions options, EventCallback on_event) {
     throw SubmitError(Kind::ContextExceeded,
                       fmt::format("the prompt has {} tokens; the context holds {} (prompt and output)", n_prompt, config_.n_ctx));
   if (options.max_tokens < 1) throw SubmitError(Kind::BadRequest, fmt::format("max_tokens must be at least 1, got {}", options.max_tokens));
-  options.max_tokens = int32_t(std::min<int64_t>(options.max_tokens, config_.n_ctx - n_prompt));
+  const int64_t context = memory_.context > 0 ? std::min(memory_.context, config_.n_ctx) : config_.n_ctx;
+  if (!options.kv_sink)
+    if (std::string why = memory_.refuse(n_prompt); !why.empty()) throw SubmitError(Kind::MemoryLimit, why, 1.0);
+  options.max_tokens = int32_t(std::min<int64_t>(options.max_tokens, context - n_prompt));
   try {
     validate(options.sampling);
   } catch (const Error& e) {
@@ -672,6 +690,10 @@ EngineStats Engine::stats() const {
   std::lock_guard lock(mutex_);
   EngineStats s = stats_;
   s.slo.ttft_rejected = ttft_rejected_;  // refusals happen between steps
+  if (const KvTiers* tiers = config_.kv_tiers.get()) {  // the tiers change between steps too (the writer, a restart's scan)
+    s.kv_tiers = true;
+    s.tier = tiers->stats();
+  }
   return s;
 }
 

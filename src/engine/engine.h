@@ -25,6 +25,7 @@
 
 #include "backend/device.h"
 #include "engine/engine_stats.h"
+#include "engine/memory_budget.h"
 #include "engine/finish_reason.h"
 #include "engine/thinking.h"
 #include "engine/kv_handoff.h"
@@ -148,7 +149,7 @@ using EventCallback = std::function<void(const TokenEvent&)>;
 // SloUnmeetable: with EngineConfig::slo_reject, the request's predicted time to first token is
 // already past the objective; retry_after_s says when the backlog ahead of it should have cleared.
 struct SubmitError : std::runtime_error {
-  enum class Kind { BadRequest, ContextExceeded, QueueFull, SloUnmeetable };
+  enum class Kind { BadRequest, ContextExceeded, QueueFull, SloUnmeetable, MemoryLimit };
   SubmitError(Kind k, const std::string& message, double retry_after = 0)
       : std::runtime_error(message), kind(k), retry_after_s(retry_after) {}
   Kind kind;
@@ -166,6 +167,7 @@ class Engine {
   const Tokenizer& tokenizer() const { return tokenizer_; }
   int64_t n_ctx() const { return config_.n_ctx; }
   const KvMemoryPlan& memory_plan() const { return memory_plan_; }
+  const MemoryBudget& memory_budget() const { return memory_; }
   int64_t weight_bytes() const;
   // How long the forward pass in progress has run (0: none). Any thread may ask: a split model
   // whose rank stopped answering shows here before the communicator's timeout ends the job.
@@ -243,6 +245,7 @@ class Engine {
   const Tokenizer& tokenizer_;
   EngineConfig config_;
   KvMemoryPlan memory_plan_;
+  MemoryBudget memory_;  // the memory limit the pool was sized in, and what it leaves a request
   std::unique_ptr<KvManager> kv_;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<PagedForward> forward_;  // the forward pass on config_.device, with the KV store

@@ -181,8 +181,8 @@ class Publisher final : public ZmqPublisher {
     const double ts = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     std::string payload = encode_event_batch(ts, events, options_.format);
     const uint64_t seq = next_seq_++;
+    published_.fetch_add(1);  // before the send: a subscriber that has the batch sees it counted
     send_frames(pub_, {options_.topic, be64(seq), payload});
-    published_.fetch_add(1);
     if (!replay_ || options_.buffer_steps <= 0) return;
     kept_.emplace_back(seq, std::move(payload));
     if (int64_t(kept_.size()) > options_.buffer_steps) kept_.pop_front();

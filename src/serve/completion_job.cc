@@ -34,6 +34,11 @@ ApiError submit_error(const SubmitError& e, Endpoint endpoint) {
       error.retry_after_s = std::max(1, int(std::ceil(e.retry_after_s)));
       return error;
     }
+    case SubmitError::Kind::MemoryLimit: {
+      ApiError error(503, e.what(), {}, "memory_limit", error_type_for_status(503));
+      error.retry_after_s = std::max(1, int(std::ceil(e.retry_after_s)));
+      return error;
+    }
     case SubmitError::Kind::ContextExceeded:
       return ApiError(400, e.what(), prompt_param(endpoint), "context_length_exceeded");
     case SubmitError::Kind::BadRequest: break;

@@ -87,7 +87,7 @@ void add_kv_prefill_route(HttpServer& server, Engine& engine, kvx::KvTransport& 
         wait->cv.notify_all();
       });
     } catch (const SubmitError& e) {
-      return error_reply(e.kind == SubmitError::Kind::QueueFull || e.kind == SubmitError::Kind::SloUnmeetable ? 503 : 400, e.what());
+      return error_reply(e.kind == SubmitError::Kind::QueueFull || e.kind == SubmitError::Kind::SloUnmeetable || e.kind == SubmitError::Kind::MemoryLimit ? 503 : 400, e.what());
     }
     std::unique_lock lock(wait->mutex);
     bool cancelled = false;

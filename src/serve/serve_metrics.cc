@@ -190,6 +190,10 @@ void ServeMetrics::mirror(const EngineStats& s) {
     r.counter("ridge:kv_offload_corrupt_files_total", "Disk-tier files found corrupt or truncated (deleted, never served).")
         .set(double(s.tier.corrupt_files));
     r.counter("ridge:kv_offload_disk_writes_total", "Blocks written to the disk tier.").set(double(s.tier.disk_writes));
+    r.counter("ridge:kv_offload_disk_write_failures_total", "Disk-tier writes that failed (a full or broken file system): the block is dropped.")
+        .set(double(s.tier.disk_write_failures));
+    r.counter("ridge:kv_offload_disk_write_drops_total", "Blocks dropped because the disk writer's queue was full.")
+        .set(double(s.tier.disk_write_drops));
   }
   r.counter("ridge:kv_transfer_sent_total", "Prefills whose K/V this instance sent to a decode instance.").set(double(s.kv_transfers_sent));
   r.counter("ridge:kv_transfer_send_failures_total", "Transfers this instance could not complete.").set(double(s.kv_send_failures));
