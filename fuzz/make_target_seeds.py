@@ -200,9 +200,25 @@ def kv_transfer():
     }
 
 
+def tokenizer():
+    # Byte 0: bit 0 SPM, bits 1-3 the BPE pre-tokenizer (0 default, 1 GPT-2, 2 Llama 3, 3 Qwen 2,
+    # 4 SmolLM), bit 4 ignore_merges, bit 5 parse special tokens.
+    return {
+        "bpe_gpt2": b"\x02Hello lower world, low lowest 123 4567!",
+        "bpe_llama3": b"\x04It's 2024\r\n  tabs\tand   spaces \xc3\xa9t\xc3\xa9",
+        "bpe_qwen2_special": b"\x26<|im_start|>user\nhi<|im_end|><tool>x</tool>",
+        "bpe_smollm_digits": b"\x08 999999 x 3.14159e10",
+        "bpe_default_ignore": b"\x10lower lowerer ...!!! ???",
+        "spm_hello": b"\x01hello world  hello",
+        "spm_bytes": b"\x01\xe4\xbd\xa0\xe5\xa5\xbd \xf0\x9f\x98\x80 \xc3\xa9!",
+        "spm_special": b"\x21<s>hello</s> <unk>",
+        "invalid_utf8": b"\x02a\xff\xfe\xc3(b\xe2\x82",
+    }
+
+
 TARGETS = {"openai_request_fuzz": lambda: {**openai_request(), **openai_request_swaps()}, "grammar_fuzz": grammar, "reasoning_fuzz": reasoning,
            "chat_template_fuzz": chat_template, "safetensors_fuzz": safetensors, "kv_tier_fuzz": kv_tier,
-           "kv_transfer_fuzz": kv_transfer}
+           "kv_transfer_fuzz": kv_transfer, "tokenizer_fuzz": tokenizer}
 
 
 def main(root):
