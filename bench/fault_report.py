@@ -27,7 +27,7 @@ FAULTS = [
     ("test_faults.py::test_sigkill_while_the_disk_tier_writes_loses_and_serves_nothing_bad",
      "SIGKILL while the disk tier writes; restart on the same directory"),
     ("test_faults.py::test_a_full_disk_tier_turns_into_misses_not_errors", "the disk tier's file system full (2 MiB tmpfs)"),
-    ("test_faults.py::test_under_a_memory_limit_the_server_refuses_rather_than_dies", "a cgroup memory limit of 300 MiB"),
+    ("test_faults.py::test_under_a_memory_limit_the_server_refuses_rather_than_dies", "a cgroup memory limit (~110 MiB above the started server)"),
     ("test_disagg.py::test_a_prefill_instance_that_dies_mid_transfer_costs_a_re_prefill", "a prefill instance killed mid-transfer"),
     ("test_disagg.py::test_a_prefill_instance_that_hangs_is_timed_out", "a prefill instance stopped (SIGSTOP) mid-transfer"),
     ("test_disagg.py::test_a_decode_instance_that_dies_frees_the_prefill_side", "a decode instance killed"),

@@ -35,7 +35,9 @@ std::string MemoryBudget::refuse(int64_t n_prompt) const {
                        mib(limit.bytes), limit.source, context, n_prompt);
   if (limit.cgroup) {
     const int64_t now = memory_in_use(limit);
-    if (now > limit.bytes - reserve / 2)
+    // The pool and a step's scratch were sized to fit, so memory in use reaching them is expected
+    // (touched KV pages stay resident); only the last sliver before the limit refuses work.
+    if (now > limit.bytes - std::max<int64_t>(int64_t(16) << 20, limit.bytes / 64))
       return fmt::format("memory: {:.0f} MiB in use of the {:.0f} MiB limit ({}); try again when running requests finish",
                          mib(now), mib(limit.bytes), limit.source);
   }

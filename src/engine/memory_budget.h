@@ -3,8 +3,8 @@
 // tighter than what the pool asks for, the pool shrinks to what fits beside the memory already
 // resident and a reserve (a step's scratch, HTTP bodies, the tiers' queues); when that holds less
 // than one full context, requests are held to what it holds: a longer prompt is refused (503 with
-// the numbers) instead of the kernel killing the server later. Each submission also checks the
-// resident set against the limit.
+// the numbers) instead of the kernel killing the server later. Each submission also checks what is
+// in use against the limit: within max(16 MiB, 1/64 of it) of the limit, the request gets 503.
 #include <cstdint>
 #include <string>
 

@@ -5,7 +5,8 @@
   and never served, and the answers after the restart are the answers from before the kill.
 * A full file system under the disk tier (a 2 MiB tmpfs): writes fail, are counted, and turn into
   misses; no request fails.
-* A memory limit (a cgroup the test creates, v2 `memory.max` or v1 `memory.limit_in_bytes`): the
+* A memory limit (a cgroup the test creates, v2 `memory.max` or v1 `memory.limit_in_bytes`, set
+  ~110 MiB above what the server holds once started): the
   server sizes its KV pool inside it, refuses the prompts that do not fit with 503 and the numbers,
   and is never OOM-killed under a flood.
 
@@ -172,9 +173,18 @@ class Cgroup:
         else:
             raise OSError("no memory cgroup controller is mounted")
         self.dir.mkdir()
-        (self.dir / self.limit_file).write_text(str(limit_bytes))
+        self.set_limit(limit_bytes)
         if self.version == 1 and (self.dir / "memory.swappiness").exists():
             (self.dir / "memory.swappiness").write_text("0")
+
+    def set_limit(self, limit_bytes):
+        (self.dir / self.limit_file).write_text(str(limit_bytes) if limit_bytes else ("max" if self.version == 2 else "-1"))
+
+    def working_set(self):
+        """Usage less inactive file pages, as ridge counts it (core/memory_limit.h)."""
+        usage = int((self.dir / ("memory.current" if self.version == 2 else "memory.usage_in_bytes")).read_text())
+        stat = dict(line.split() for line in (self.dir / "memory.stat").read_text().splitlines())
+        return usage - int(stat.get("inactive_file" if self.version == 2 else "total_inactive_file", 0))
 
     def oom_kills(self):
         if self.version == 2:
@@ -204,7 +214,7 @@ def memory_cgroup():
     if os.geteuid() != 0:
         pytest.skip("creating a cgroup needs root")
     try:
-        group = Cgroup(300 << 20)
+        group = Cgroup(0)
     except OSError as e:
         pytest.skip(f"cannot create a memory cgroup here: {e}")
     yield group
@@ -213,12 +223,19 @@ def memory_cgroup():
 
 def test_under_a_memory_limit_the_server_refuses_rather_than_dies(ridge_bin, default_model, memory_cgroup, tmp_path):
     launcher = memory_cgroup.launcher(ridge_bin, tmp_path)
-    # The default pool (a full context of 8,192 tokens, 180 MiB for this model) does not fit 300 MiB
-    # beside the weights: the server must shrink it and say so.
+    # What the server holds once started, measured without a limit; then a limit that leaves the KV
+    # pool ~48 MiB beside it and the reserve (64 MiB at this size): the default pool (a full context
+    # of 8,192 tokens, 180 MiB for this model) does not fit, so the server must shrink it and say so.
+    server = start_server(launcher, default_model, ctx_size=8192)
+    baseline = memory_cgroup.working_set()
+    assert stop_server(server) == 0
+    os.unlink(server.log_path)
+    limit_mib = (baseline >> 20) + 64 + 48
+    memory_cgroup.set_limit(limit_mib << 20)
     server = start_server(launcher, default_model, ctx_size=8192)
     try:
         log = server.log()
-        assert "memory: the limit of 300 MiB" in log, log
+        assert f"memory: the limit of {limit_mib} MiB" in log, log
         held = int(log.split("a request holds at most ")[1].split(" tokens")[0])
         assert 64 <= held < 8192
         # A prompt longer than the pool holds: 503 with the numbers, and a Retry-After.
@@ -226,7 +243,7 @@ def test_under_a_memory_limit_the_server_refuses_rather_than_dies(ridge_bin, def
         assert status == 503, body
         error = json.loads(body)["error"]
         assert error["code"] == "memory_limit"
-        assert "300 MiB" in error["message"] and str(held) in error["message"], error
+        assert f"{limit_mib} MiB" in error["message"] and str(held) in error["message"], error
         # A flood of prompts that fit, more than run at once: all answered (200, or 503 when memory
         # is short at that moment), and the server lives.
         prompts = [document(i, words=int(held * 0.3)) for i in range(12)]
