@@ -44,7 +44,7 @@ $(BUILD_ASAN)/build.ninja:
 	cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DRIDGE_SANITIZE=ON -DRIDGE_CONFORMANCE=OFF
 
 test-asan: deps $(BUILD_ASAN)/build.ninja
-	cmake --build $(BUILD_ASAN) -j $(JOBS) --target ridge_tests ridge
+	cmake --build $(BUILD_ASAN) -j $(JOBS) --target ridge_tests ridge ridge_fuzz_replay
 	cd $(BUILD_ASAN) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
 
 # libFuzzer (clang): builds every fuzz target, then runs each for FUZZ_SECONDS from its corpus
