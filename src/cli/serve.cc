@@ -102,7 +102,7 @@ void add_serve_command(CLI::App& app) {
   ServerConfig& s = o->server;
   cmd->add_option("--host", s.host, "address to listen on (0.0.0.0: every interface)")->capture_default_str();
   cmd->add_option("--port", s.port, "TCP port (0: any free one)")->capture_default_str();
-  cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' or 'x-api-key: KEY' on /v1 routes")->envname("RIDGE_API_KEY");
+  cmd->add_option("--api-key", s.api_key, "require 'Authorization: Bearer KEY' or 'x-api-key: KEY' on /v1 routes, /tokenize and /detokenize")->envname("RIDGE_API_KEY");
   cmd->add_option("--tool-call-parser", o->tool_call_parser,
                   "how tools are offered and calls read: qwen2.5, hermes, llama3, llama3.1, mistral (default: from the chat template)");
   cmd->add_option("--reasoning-format", o->reasoning_format,
@@ -117,6 +117,9 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--served-model-name", o->served_model_name, "the model name clients send (default: the file name without .gguf)");
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();
+  cmd->add_option("--allowed-origins", s.allowed_origins,
+                  "origins whose web pages may call the API (CORS; '*' for any), e.g. --allowed-origins https://app.example")
+      ->delimiter(',');
   cmd->add_option("--http-threads", s.http_threads, "connections served at once (more wait their turn)")->capture_default_str();
   cmd->add_option("--metrics-prefix", s.metrics_prefix,
                   "name prefix of /metrics (vllm: what vLLM dashboards and KV-aware routers read)")

@@ -40,8 +40,9 @@ class CompletionBackend {
   virtual void cancel(RequestId id) = 0;
   virtual EngineStats stats() const = 0;
 
-  // Prompt text to token ids as the model expects it (BOS added, special tokens parsed).
-  virtual std::vector<int32_t> tokenize(std::string_view text) const = 0;
+  // Prompt text to token ids as the model expects it: special-token text parsed, and with
+  // add_special BOS / EOS added as the model asks.
+  virtual std::vector<int32_t> tokenize(std::string_view text, bool add_special) const = 0;
   // Chat messages to prompt text, through the model's (or the --chat-template) format, ending
   // with the header of the assistant's turn.
   virtual std::string apply_chat_template(std::span<const ChatMessage> messages, const ChatRenderOptions& options) const = 0;

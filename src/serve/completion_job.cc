@@ -72,7 +72,7 @@ RenderedPrompt render_prompt(const CompletionBackend& backend, const OpenaiReque
       } else {
         out.text = backend.apply_chat_template(request.messages, render);
       }
-      out.tokens = backend.tokenize(out.text);
+      out.tokens = backend.tokenize(out.text, /*add_special=*/true);
     } catch (const Error& e) {  // e.g. a conversation the chat format cannot express
       throw_bad_param(param, e.what());
     }
@@ -192,6 +192,7 @@ void CompletionJob::submit() {
     options.max_tokens = int32_t(choices_[size_t(i)].max_tokens);
     options.stop = request_.stop;
     options.ignore_eos = request_.ignore_eos;
+    options.priority = request_.priority;
     options.logprobs = request_.logprobs;
     options.grammar = compiled;  // each choice walks the grammar with its own matcher
     options.jump_forward = request_.jump_forward;

@@ -41,9 +41,9 @@ void EngineBackend::cancel(RequestId id) { engine_.cancel(id); }
 
 EngineStats EngineBackend::stats() const { return engine_.stats(); }
 
-std::vector<int32_t> EngineBackend::tokenize(std::string_view text) const {
+std::vector<int32_t> EngineBackend::tokenize(std::string_view text, bool add_special) const {
   // As llama.cpp's server: BOS as the model asks, and special-token text ("<|im_start|>") parsed.
-  return engine_.tokenizer().encode(text, /*add_special=*/true, /*parse_special=*/true);
+  return engine_.tokenizer().encode(text, add_special, /*parse_special=*/true);
 }
 
 namespace {

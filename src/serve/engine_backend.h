@@ -25,7 +25,7 @@ class EngineBackend : public CompletionBackend {
   RequestId submit(RequestOptions options, EventCallback on_event) override;
   void cancel(RequestId id) override;
   EngineStats stats() const override;
-  std::vector<int32_t> tokenize(std::string_view text) const override;
+  std::vector<int32_t> tokenize(std::string_view text, bool add_special) const override;
   std::string apply_chat_template(std::span<const ChatMessage> messages, const ChatRenderOptions& options) const override;
   const chat::ToolFormat* tool_format() const override { return tools_.get(); }
   std::string apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,

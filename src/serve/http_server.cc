@@ -19,11 +19,13 @@
 #include "serve/completion_job.h"
 #include "serve/connection_watch.h"
 #include "serve/inflight.h"
+#include "serve/random_id.h"
 #include "serve/response_store.h"
 #include "serve/response_writer.h"
 #include "serve/responses_request.h"
 #include "serve/serve_metrics.h"
 #include "serve/sse.h"
+#include "serve/tokenize_route.h"
 #include "serve/web_page.h"
 
 namespace ridge {
@@ -63,6 +65,19 @@ struct HttpServer::Impl {
   using Parse = std::function<OpenaiRequest(std::string_view body)>;
   void completion(Api api, const Parse& parse, const httplib::Request& req, httplib::Response& res);
   void count_tokens(const httplib::Request& req, httplib::Response& res);
+  // CORS headers for an allowed Origin; true when the request was a preflight, now answered.
+  bool cors(const httplib::Request& req, httplib::Response& res) const;
+  // A route whose reply is one JSON text from `reply`, errors in OpenAI's shape.
+  template <typename Reply>
+  void json_route(httplib::Response& res, Reply reply) {
+    try {
+      res.set_content(reply(), "application/json");
+    } catch (const ApiError& e) {
+      reply_error(res, e, Api::kOpenai);
+    } catch (const Error& e) {
+      reply_error(res, ApiError(400, e.what()), Api::kOpenai);
+    }
+  }
   void check_model(const OpenaiRequest& request) const;
   void stream_response(std::shared_ptr<CompletionJob> job, std::shared_ptr<void> tracked, Clock::time_point deadline,
                        httplib::Response& res);
@@ -130,6 +145,32 @@ void HttpServer::Impl::count_tokens(const httplib::Request& req, httplib::Respon
   } catch (const std::exception& e) {
     reply_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), {}, {}, "server_error"), Api::kAnthropic);
   }
+}
+
+// The client's X-Request-Id (printable ASCII, at most 128 bytes), or a new one: echoed on the response.
+static std::string request_id_of(const httplib::Request& req) {
+  std::string id;
+  for (char c : req.get_header_value("X-Request-Id"))
+    if (c > 0x20 && c < 0x7f && id.size() < 128) id += c;
+  return id.empty() ? random_id("req-") : id;
+}
+
+bool HttpServer::Impl::cors(const httplib::Request& req, httplib::Response& res) const {
+  const std::string origin = req.get_header_value("Origin");
+  if (origin.empty() || config.allowed_origins.empty()) return false;
+  const bool any = std::find(config.allowed_origins.begin(), config.allowed_origins.end(), "*") != config.allowed_origins.end();
+  if (!any && std::find(config.allowed_origins.begin(), config.allowed_origins.end(), origin) == config.allowed_origins.end())
+    return false;  // no CORS headers: the browser keeps the page out
+  res.set_header("Access-Control-Allow-Origin", any ? "*" : origin);
+  if (!any) res.set_header("Vary", "Origin");
+  res.set_header("Access-Control-Expose-Headers", "X-Request-Id, Retry-After");
+  if (req.method != "OPTIONS") return false;
+  const std::string asked = req.get_header_value("Access-Control-Request-Headers");
+  res.set_header("Access-Control-Allow-Methods", "GET, POST, OPTIONS");
+  res.set_header("Access-Control-Allow-Headers", asked.empty() ? "Authorization, Content-Type, X-Api-Key, X-Request-Id" : asked);
+  res.set_header("Access-Control-Max-Age", "600");
+  res.status = 204;
+  return true;
 }
 
 void HttpServer::Impl::completion(Api api, const Parse& parse, const httplib::Request& req, httplib::Response& res) {
@@ -207,8 +248,10 @@ void HttpServer::Impl::install_routes() {
       std::lock_guard lock(busy_mutex);
       busy[std::this_thread::get_id()] = {req.remote_addr, req.remote_port};
     }
-    const bool api = req.path.rfind("/v1/", 0) == 0;
+    const bool api = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
     const Api flavour = api_of_path(req.path);
+    res.set_header("X-Request-Id", request_id_of(req));
+    if (cors(req, res)) return httplib::Server::HandlerResponse::Handled;  // a preflight, answered
     if (api && !authorized(req)) {
       reply_error(res, ApiError(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>' or 'x-api-key: <key>'.",
                                 {}, "invalid_api_key", error_type_for_status(401)), flavour);
@@ -258,6 +301,12 @@ void HttpServer::Impl::install_routes() {
     completion(Api::kResponses, [this](std::string_view body) { return parse_responses_request(body, responses); }, req, res);
   });
   http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) { count_tokens(req, res); });
+  http.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    json_route(res, [&] { return tokenize_reply(backend, req.body); });
+  });
+  http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+    json_route(res, [&] { return detokenize_reply(backend, req.body); });
+  });
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { res.set_content(dump(models()), kJson); });
   http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
     if (req.matches[1] != backend.model_id())

@@ -11,6 +11,7 @@
 #include <memory>
 #include <utility>
 #include <string>
+#include <vector>
 
 #include "loadgen/slo.h"
 #include "serve/completion_backend.h"
@@ -21,6 +22,9 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   int port = 8080;             // 0: any free port (see bind())
   std::string api_key;         // non-empty: /v1 routes need "Authorization: Bearer <key>"
+  // CORS: origins whose pages may call the API ("*": any); empty: no CORS headers, so browsers
+  // keep other origins' pages out.
+  std::vector<std::string> allowed_origins;
   int http_threads = 64;       // connections served at once; more wait in the accept queue
   std::chrono::milliseconds request_timeout{600'000};
   std::chrono::milliseconds shutdown_grace{30'000};  // in-flight requests may finish within it

@@ -274,6 +274,8 @@ OpenaiRequest parse_openai_request(Endpoint endpoint, std::string_view body) {
   read_prompt_logprobs(f, r);
   read_logit_bias(f, r);
   r.ignore_eos = f.boolean("ignore_eos").value_or(false);
+  // vLLM's: smaller runs first when the server schedules by priority (--priorities).
+  r.priority = int32_t(f.integer("priority", std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max()).value_or(0));
   r.jump_forward = f.boolean("jump_forward").value_or(true);
   r.user = f.string("user").value_or("");
   refuse_unsupported(f, r);

@@ -51,6 +51,7 @@ struct OpenaiRequest {
   bool stream = false;
   bool include_usage = false;      // stream_options.include_usage
   bool ignore_eos = false;
+  int32_t priority = 0;            // vLLM's: smaller first, with --priorities
   std::string user;
   bool jump_forward = true;        // ridge extension: append grammar-forced text without decoding it
   grammar::GrammarSpec structured;  // response_format, guided_*, grammar, json_schema (serve/structured_output)

@@ -36,11 +36,12 @@ bool solve(std::array<std::array<double, N>, N> a, std::array<double, N> b, std:
 }  // namespace
 
 Coefficients fit_coefficients(std::span<const std::array<double, 4>> x, std::span<const double> y,
-                              const Coefficients& prior, double lambda) {
+                              const Coefficients& prior, double lambda, std::span<const double> denom) {
   constexpr size_t N = 4;
+  auto d = [&](size_t i) { return denom.empty() ? y[i] : denom[i]; };
   std::array<double, N> scale{};  // mean of x_ij / y_i: puts the prior on the data's scale
   for (size_t i = 0; i < x.size(); ++i)
-    for (size_t j = 0; j < N; ++j) scale[j] += x[i][j] / y[i];
+    for (size_t j = 0; j < N; ++j) scale[j] += x[i][j] / d(i);
   for (size_t j = 0; j < N; ++j) scale[j] = x.empty() ? 0 : scale[j] / double(x.size());
   std::array<bool, N> free{};
   free.fill(true);
@@ -49,11 +50,12 @@ Coefficients fit_coefficients(std::span<const std::array<double, 4>> x, std::spa
     std::array<std::array<double, N>, N> a{};
     std::array<double, N> b{};
     for (size_t i = 0; i < x.size(); ++i) {
-      std::array<double, N> r{};  // the row divided by y_i, whose target is then 1
-      for (size_t j = 0; j < N; ++j) r[j] = x[i][j] / y[i];
+      std::array<double, N> r{};  // the row divided by d_i, whose target is then y_i / d_i
+      for (size_t j = 0; j < N; ++j) r[j] = x[i][j] / d(i);
+      const double target = y[i] / d(i);
       for (size_t j = 0; j < N; ++j) {
         if (!free[j]) continue;  // clamped at zero
-        b[j] += r[j];
+        b[j] += r[j] * target;
         for (size_t k = 0; k < N; ++k)
           if (free[k]) a[j][k] += r[j] * r[k];
       }
@@ -141,8 +143,15 @@ void StepModel::refit() {
   x.reserve(points_.size());
   y.reserve(points_.size());
   for (const Point& p : points_) x.push_back(p.x), y.push_back(p.seconds);
-  // The prior weighs as much as kPriorWeight steps, whatever the window holds.
+  // The prior weighs as much as kPriorWeight steps, whatever the window holds. Errors relative to
+  // the measured times first (small steps count as much as big ones), then relative to that fit's
+  // predictions: on a busy machine a step of one shape takes one time or a multiple of it (the CPU
+  // lent away or not), and relative to y the fit leans to the fast mode; relative to the prediction
+  // it takes the shape's mean.
   coef_ = fit_coefficients(x, y, prior_, kPriorWeight);
+  std::vector<double> predicted(y.size());
+  for (size_t i = 0; i < y.size(); ++i) predicted[i] = std::max(dot(coef_, x[i]), 0.25 * y[i]);
+  coef_ = fit_coefficients(x, y, prior_, kPriorWeight, predicted);
 }
 
 size_t StepModel::reject_outliers(double k) {

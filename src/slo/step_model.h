@@ -67,9 +67,9 @@ class StepModel {
   int64_t observed_ = 0;
 };
 
-// Solves min sum_i ((y_i - x_i.c) / y_i)^2 + lambda sum_j (s_j (c_j - prior_j))^2 with c >= 0,
-// s_j the mean of x_ij / y_i. Exposed for tests.
+// Solves min sum_i ((y_i - x_i.c) / d_i)^2 + lambda sum_j (s_j (c_j - prior_j))^2 with c >= 0,
+// s_j the mean of x_ij / d_i, d_i = denom_i (y_i when denom is empty). Exposed for tests.
 Coefficients fit_coefficients(std::span<const std::array<double, 4>> x, std::span<const double> y,
-                              const Coefficients& prior, double lambda);
+                              const Coefficients& prior, double lambda, std::span<const double> denom = {});
 
 }  // namespace ridge::slo

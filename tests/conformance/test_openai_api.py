@@ -142,6 +142,24 @@ def test_usage_prompt_tokens_equal_the_tokenizer(client, model_id, ridge_bin, de
     assert r.choices[0].text == greedy_completion(client, model_id, PROMPT, 4).choices[0].text
 
 
+def test_tokenize_routes_equal_ridge_tokenize(server, ridge_bin, default_model):
+    for text in ["Hello world", "Grüße aus München 🌍 — ça va?", "<|im_start|>user\nhi<|im_end|>"]:
+        want = ridge_tokenize(ridge_bin, default_model, text)
+        status, body = server.request("POST", "/tokenize", {"prompt": text, "return_token_strs": True})
+        assert status == 200, body
+        r = json.loads(body)
+        assert r["tokens"] == want and r["count"] == len(want), text
+        assert len(r["token_strs"]) == len(want)
+        status, body = server.request("POST", "/tokenize", {"content": text, "add_special": False})
+        plain = json.loads(body)["tokens"]
+        assert plain == [int(t) for t in subprocess.run(
+            [ridge_bin, "tokenize", "-m", default_model, "-p", text, "--ids-only", "--no-special"],
+            check=True, capture_output=True, text=True).stdout.split()]
+        status, body = server.request("POST", "/detokenize", {"tokens": plain})
+        assert status == 200, body
+        assert json.loads(body)["prompt"] == text
+
+
 # ---- streaming ----------------------------------------------------------------------------------
 
 def test_streamed_completion_equals_whole(client, model_id):

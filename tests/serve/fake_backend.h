@@ -25,6 +25,7 @@ struct FakeConfig {
   std::string tool_format;  // a chat::ToolFormat name: tools are offered in its format
   bool thinking = false;        // a thinking model: <think> tags, output split into reasoning and content
   bool opens_thinking = false;  // ... whose prompt opens the thinking
+  bool bos = false;             // tokenize(text, add_special = true) puts a BOS (id 1) first
 };
 
 class FakeBackend : public CompletionBackend {
@@ -76,8 +77,10 @@ class FakeBackend : public CompletionBackend {
     return s;
   }
 
-  std::vector<int32_t> tokenize(std::string_view text) const override {
-    return std::vector<int32_t>(text.begin(), text.end());  // chars as bytes: fine for ASCII tests
+  std::vector<int32_t> tokenize(std::string_view text, bool add_special) const override {
+    std::vector<int32_t> out(text.begin(), text.end());  // chars as bytes: fine for ASCII tests
+    if (add_special && config_.bos) out.insert(out.begin(), 1);
+    return out;
   }
   std::string apply_chat_template(std::span<const ChatMessage> messages, const ChatRenderOptions& options) const override {
     std::string out;

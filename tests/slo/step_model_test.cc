@@ -197,5 +197,28 @@ TEST(SloPlan, OneMeasuredStreamIsNeverPlannedAway) {
   EXPECT_NE(describe(p).find("measured 60 ms"), std::string::npos) << describe(p);
 }
 
+// A busy machine's steps of one shape take one time or three times it (the CPU lent away or not):
+// the model predicts their mean, not the fast mode a fit on error relative to the measurement picks.
+TEST(StepModel, BimodalStepsArePredictedAtTheirMean) {
+  const ModelSpec spec = *plan::named_model_spec("llama-3-8b");
+  StepModel model(plan::RaggedCostModel(spec, cpu_precision(), cpu()));
+  const std::vector<plan::RunShape> one = {{500, 1, 1}};
+  const std::vector<plan::RunShape> eight(8, plan::RunShape{500, 1, 1});
+  const double t1 = 0.02, t8 = 0.05;
+  std::mt19937 rng(3);
+  double sum1 = 0, sum8 = 0;
+  int n1 = 0, n8 = 0;
+  for (int i = 0; i < 300; ++i) {
+    const double slow = rng() % 10 < 7 ? 3.0 : 1.0;
+    if (i % 2) {
+      model.observe(model.cost(one), slow * t1), sum1 += slow * t1, ++n1;
+    } else {
+      model.observe(model.cost(eight), slow * t8), sum8 += slow * t8, ++n8;
+    }
+  }
+  EXPECT_NEAR(model.predict(one), sum1 / n1, 0.12 * sum1 / n1);
+  EXPECT_NEAR(model.predict(eight), sum8 / n8, 0.12 * sum8 / n8);
+}
+
 }  // namespace
 }  // namespace ridge::slo
