@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Install what ridge needs to build (Debian packages). Safe to re-run: only missing packages are installed.
+# With arguments, installs those packages instead (tools/setup_fuzz_deps.sh).
 set -euo pipefail
-packages=(build-essential cmake ninja-build ccache libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
+if [ $# -gt 0 ]; then packages=("$@"); else packages=(build-essential cmake ninja-build ccache libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
           libbenchmark-dev libcpp-httplib-dev pkg-config python3 python3-pip libopenmpi-dev openmpi-bin
-          libucx-dev libzmq3-dev libmsgpack-cxx-dev zlib1g-dev)
+          libucx-dev libzmq3-dev libmsgpack-cxx-dev zlib1g-dev); fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
