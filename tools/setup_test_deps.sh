@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Test-only dependencies: llama.cpp (through llama-cpp-python) as the tokenizer and logits oracle,
 # the gguf package as the dequantization reference, the official openai and anthropic clients for the
-# end-to-end tests of `ridge serve`, pyzmq, msgpack and msgspec for its KV events, and headless Chromium (Debian's
-# chromium, driven through websocket-client) for its web page. Never needed at run time. Safe to
-# re-run: only what is missing is installed.
+# end-to-end tests of `ridge serve`, pyzmq, msgpack and msgspec for its KV events, sentence-transformers as
+# the embedding reference, and headless Chromium (Debian's chromium, driven through websocket-client) for
+# its web page. Never needed at run time. Safe to re-run: only what is missing is installed.
 set -euo pipefail
 PY=${PYTHON:-python3}
 # A portable AVX2 build of llama.cpp: its AMX path (picked by a native build on Sapphire Rapids)
@@ -34,6 +34,17 @@ if [ ${#need[@]} -gt 0 ]; then
   echo "installing test dependencies: ${need[*]} (llama-cpp-python builds llama.cpp from source: several minutes)" >&2
   CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) CMAKE_ARGS="${CMAKE_ARGS:-$LLAMA_CMAKE_ARGS}" \
     $PY -m pip install --disable-pip-version-check -q "${need[@]}"
+fi
+# sentence-transformers, the reference for the embedding models (tests/conformance/st_reference.py).
+# A separate step with --no-deps: its dependencies (torch, transformers 4.x, tokenizers, scikit-learn,
+# scipy, huggingface_hub, numpy, tqdm) come with lm_eval above, and letting pip resolve them here could
+# pull another torch build (gigabytes of CUDA wheels) or move transformers past 4.x, which lm_eval 0.4.9
+# needs. 5.7.0 is the newest 5.x (6.x wants transformers 5) and, unlike 5.1, needs no Pillow.
+if ! $PY -c "import sentence_transformers" 2>/dev/null; then
+  echo "installing test dependency: sentence-transformers==5.7.0 (--no-deps)" >&2
+  $PY -m pip install --disable-pip-version-check -q --no-deps "sentence-transformers==5.7.0"
+  $PY -c "import sentence_transformers" ||
+    echo "warning: sentence-transformers does not import; the embedding reference tests will fail" >&2
 fi
 
 # Chromium for tests/conformance/test_web_page.py, which is skipped (and says why) if this fails.
@@ -100,3 +111,8 @@ $PY "$(dirname "$0")/fetch_model.py" qwen2.5-coder-0.5b >/dev/null ||
 # why) if this fails.
 $PY "$(dirname "$0")/fetch_model.py" gemma3-270m >/dev/null ||
   echo "warning: gemma3-270m could not be fetched; its conformance test will be skipped" >&2
+
+# all-MiniLM-L6-v2 (a sentence-transformers directory) for the embedding tests against
+# sentence-transformers (test_embeddings, test_wordpiece), which fail and say so without it.
+$PY "$(dirname "$0")/fetch_model.py" all-minilm-l6-v2 >/dev/null ||
+  echo "warning: all-minilm-l6-v2 could not be fetched; the embedding tests will fail" >&2

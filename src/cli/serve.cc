@@ -15,6 +15,9 @@
 #include "cli/engine_options.h"
 #include "cli/slo_setup.h"
 #include "core/error.h"
+#include "embed/embedding_service.h"
+#include "model/model_store.h"
+#include "serve/embedding_only_backend.h"
 #include "serve/engine_backend.h"
 #include "serve/http_server.h"
 
@@ -32,6 +35,7 @@ struct ServeOptions {
   int32_t reasoning_budget = -1;
   double request_timeout_s = 600;
   double shutdown_grace_s = 30;
+  std::string embedding_model;  // a second model for /v1/embeddings, /v1/rerank, /v1/score
 };
 
 // SIGINT/SIGTERM are blocked in every thread (so they must be blocked before any thread starts)
@@ -44,10 +48,71 @@ sigset_t shutdown_signals() {
   return set;
 }
 
+// Serves until SIGINT / SIGTERM (then finishes requests in flight within the grace) or until the
+// server stops on its own.
+void run_until_stopped(HttpServer& server, const sigset_t& signals, double grace_s) {
+  std::atomic<bool> signalled{false};
+  std::thread watcher([&] {
+    int sig = 0;
+    sigwait(&signals, &sig);
+    if (signalled.exchange(true)) return;
+    std::fprintf(stderr, "ridge serve: %s, finishing requests in flight (up to %.0f s)\n", strsignal(sig), grace_s);
+    server.shutdown();
+  });
+  server.run();
+  if (!signalled.exchange(true)) pthread_kill(watcher.native_handle(), SIGTERM);  // wake it: run() ended on its own
+  watcher.join();
+}
+
+ServerConfig server_config(const ServeOptions& o) {
+  ServerConfig config = o.server;
+  if (!o.slo.slo.empty()) config.slo = loadgen::parse_slo(o.slo.slo);
+  config.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
+  config.shutdown_grace = std::chrono::milliseconds(int64_t(o.shutdown_grace_s * 1000));
+  return config;
+}
+
+std::unique_ptr<EmbeddingService> load_embedding_service(const std::string& path, const std::string& id, const ServeOptions& o) {
+  auto model = EmbeddingModel::load(path, o.engine.config.n_threads);
+  model->max_batch_tokens = std::max<int64_t>(o.engine.config.max_batched_tokens, model->max_tokens());
+  auto service = std::make_unique<EmbeddingService>(std::move(model), id);
+  const EmbeddingModel& m = service->model();
+  std::fprintf(stderr, "embedding model: %s (%s, %lld layers, %lld dimensions, %s pooling%s, up to %lld tokens a text)\n",
+               service->id().c_str(), m.spec().arch.c_str(), (long long)m.spec().n_layer, (long long)m.dimensions(),
+               std::string(pooling_name(m.pipeline().pooling)).c_str(), m.pipeline().normalize ? ", normalised" : "",
+               (long long)m.max_tokens());
+  return service;
+}
+
+// A server whose only model is an embedding model: no engine, no KV cache.
+void serve_embeddings_only(const ServeOptions& o, const std::string& path, const sigset_t& signals) {
+  const auto service = load_embedding_service(path, o.served_model_name, o);
+  EmbeddingOnlyBackend backend(*service);
+  const ServerConfig config = server_config(o);
+  HttpServer server(backend, config);
+  server.set_embeddings(service.get(), /*listed=*/false);
+  const int port = server.bind();
+  std::fprintf(stderr, "ridge serve: %s on http://%s:%d/ (/v1/embeddings, /v1/rerank, /v1/score)\n", service->id().c_str(),
+               config.host.c_str(), port);
+  run_until_stopped(server, signals, o.shutdown_grace_s);
+  std::fprintf(stderr, "ridge serve: stopped\n");
+}
+
 void serve(ServeOptions& o) {
   const sigset_t signals = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
+
+  if (const std::string path = resolve_model_path(o.engine.model); EmbeddingModel::is_embedding_model(path)) {
+    if (!o.embedding_model.empty()) fail("-m is an embedding model already; --embedding-model adds one to a generative model");
+    return serve_embeddings_only(o, path, signals);
+  }
+  std::unique_ptr<EmbeddingService> embeddings;
+  if (!o.embedding_model.empty()) {
+    const std::string path = resolve_model_path(o.embedding_model);
+    if (!EmbeddingModel::is_embedding_model(path)) fail("--embedding-model '{}' is not an embedding model", o.embedding_model);
+    embeddings = load_embedding_service(path, "", o);
+  }
 
   const auto m = load_model_for_engine(o.engine);
   if (run_as_worker(o.engine, *m)) return;
@@ -68,28 +133,16 @@ void serve(ServeOptions& o) {
     std::fprintf(stderr, "reasoning: %s ... %s goes to reasoning_content (--reasoning-format none keeps it in content)\n",
                  reasoning->open.c_str(), reasoning->close.c_str());
 
-  ServerConfig config = o.server;
-  if (!o.slo.slo.empty()) config.slo = loadgen::parse_slo(o.slo.slo);
-  config.request_timeout = std::chrono::milliseconds(int64_t(o.request_timeout_s * 1000));
-  config.shutdown_grace = std::chrono::milliseconds(int64_t(o.shutdown_grace_s * 1000));
+  const ServerConfig config = server_config(o);
   HttpServer server(backend, config);
+  if (embeddings) server.set_embeddings(embeddings.get());
   if (disagg) attach_disaggregation(*disagg, engine, m->model, server);
   const int port = server.bind();
   engine.start();
   std::fprintf(stderr, "ridge serve: %s (context %lld) on http://%s:%d/ (OpenAI and Anthropic APIs under /v1, metrics at /metrics)\n",
                backend.model_id().c_str(), (long long)backend.n_ctx(), config.host.c_str(), port);
 
-  std::atomic<bool> signalled{false};
-  std::thread watcher([&] {
-    int sig = 0;
-    sigwait(&signals, &sig);
-    if (signalled.exchange(true)) return;
-    std::fprintf(stderr, "ridge serve: %s, finishing requests in flight (up to %.0f s)\n", strsignal(sig), o.shutdown_grace_s);
-    server.shutdown();
-  });
-  server.run();
-  if (!signalled.exchange(true)) pthread_kill(watcher.native_handle(), SIGTERM);  // wake it: run() ended on its own
-  watcher.join();
+  run_until_stopped(server, signals, o.shutdown_grace_s);
   engine.stop();
   std::fprintf(stderr, "ridge serve: stopped\n");
 }
@@ -115,6 +168,9 @@ void add_serve_command(CLI::App& app) {
       ->check(CLI::Range(-1, std::numeric_limits<int32_t>::max()))
       ->capture_default_str();
   cmd->add_option("--served-model-name", o->served_model_name, "the model name clients send (default: the file name without .gguf)");
+  cmd->add_option("--embedding-model", o->embedding_model,
+                  "an embedding model served beside -m for /v1/embeddings, /v1/rerank and /v1/score (a sentence-transformers "
+                  "directory, a GGUF bert file, or a fetched name such as all-minilm-l6-v2)");
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();
   cmd->add_option("--allowed-origins", s.allowed_origins,

@@ -27,6 +27,10 @@ constexpr NamedModel kNamedModels[] = {
     {"qwen2.5-coder-0.5b", "Qwen2.5-Coder-0.5B-Instruct.gguf"},
     {"qwen2.5-coder-1.5b", "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf"},
     {"gemma3-270m", "gemma-3-270m-Q4_K_M.gguf"},
+    {"all-minilm-l6-v2", "all-MiniLM-L6-v2"},  // a sentence-transformers directory
+    {"minilm", "all-MiniLM-L6-v2"},
+    {"embeddinggemma-300m", "embeddinggemma-300m"},
+    {"embeddinggemma", "embeddinggemma-300m"},
 };
 
 }  // namespace

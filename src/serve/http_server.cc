@@ -17,6 +17,7 @@
 #include "serve/anthropic_request.h"
 #include "serve/api_error.h"
 #include "serve/completion_job.h"
+#include "serve/embeddings_route.h"
 #include "serve/connection_watch.h"
 #include "serve/inflight.h"
 #include "serve/random_id.h"
@@ -84,6 +85,8 @@ struct HttpServer::Impl {
   json models() const;
 
   CompletionBackend& backend;
+  EmbeddingService* embeddings = nullptr;
+  bool embeddings_listed = false;
   ServerConfig config;
   Listener http;
   ServeMetrics metrics;
@@ -123,7 +126,13 @@ bool HttpServer::Impl::authorized(const httplib::Request& req) const {
 json HttpServer::Impl::models() const {
   json model = {{"id", backend.model_id()}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"},
                 {"max_model_len", backend.n_ctx()}};
-  return {{"object", "list"}, {"data", json::array({model})}};
+  if (embeddings && !embeddings_listed) model["task"] = "embed";  // the backend is the embedding model itself
+  json data = json::array({model});
+  if (embeddings && embeddings_listed)
+    data.push_back({{"id", embeddings->id()}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"},
+                    {"max_model_len", embeddings->model().max_tokens()}, {"task", "embed"},
+                    {"dimensions", embeddings->model().dimensions()}});
+  return {{"object", "list"}, {"data", std::move(data)}};
 }
 
 void HttpServer::Impl::check_model(const OpenaiRequest& request) const {
@@ -248,7 +257,8 @@ void HttpServer::Impl::install_routes() {
       std::lock_guard lock(busy_mutex);
       busy[std::this_thread::get_id()] = {req.remote_addr, req.remote_port};
     }
-    const bool api = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize";
+    const bool api = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize" ||
+                     req.path == "/rerank" || req.path == "/score";
     const Api flavour = api_of_path(req.path);
     res.set_header("X-Request-Id", request_id_of(req));
     if (cors(req, res)) return httplib::Server::HandlerResponse::Handled;  // a preflight, answered
@@ -307,12 +317,31 @@ void HttpServer::Impl::install_routes() {
   http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
     json_route(res, [&] { return detokenize_reply(backend, req.body); });
   });
+  // The embedding model's routes; vLLM also answers /rerank and /score without the /v1.
+  const auto embedding_route = [this](auto reply) {
+    return [this, reply](const httplib::Request& req, httplib::Response& res) {
+      json_route(res, [&]() -> std::string {
+        if (!embeddings)
+          throw ApiError(400, fmt::format("the model '{}' does not produce embeddings: start ridge serve with an embedding "
+                                          "model (-m) or --embedding-model", backend.model_id()),
+                         "model", "model_not_supported");
+        std::optional<ConnectionWatch> watch;
+        return reply(*embeddings, req.body, [&] {
+          if (!watch) watch.emplace(req.remote_addr, req.remote_port, req.local_port);
+          return watch->closed();
+        });
+      });
+    };
+  };
+  http.Post("/v1/embeddings", embedding_route(embeddings_reply));
+  for (const char* path : {"/v1/rerank", "/rerank"}) http.Post(path, embedding_route(rerank_reply));
+  for (const char* path : {"/v1/score", "/score"}) http.Post(path, embedding_route(score_reply));
   http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { res.set_content(dump(models()), kJson); });
   http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    if (req.matches[1] != backend.model_id())
-      return reply_error(res, ApiError(404, fmt::format("The model '{}' does not exist.", req.matches[1].str()), "model",
-                                       "model_not_found"));
-    res.set_content(dump(models()["data"][0]), kJson);
+    const json all = models();
+    for (const json& m : all["data"])
+      if (m["id"] == req.matches[1].str()) return res.set_content(dump(m), kJson);
+    reply_error(res, ApiError(404, fmt::format("The model '{}' does not exist.", req.matches[1].str()), "model", "model_not_found"));
   });
   http.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", kJson); });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
@@ -345,6 +374,11 @@ void HttpServer::add_post(const std::string& path, PostHandler handler) {
     res.status = status;
     res.set_content(body, kJson);
   });
+}
+
+void HttpServer::set_embeddings(EmbeddingService* service, bool listed) {
+  impl_->embeddings = service;
+  impl_->embeddings_listed = listed;
 }
 
 void HttpServer::add_get(const std::string& path, std::function<std::string()> json_body) {

@@ -1,6 +1,7 @@
 #pragma once
 // The OpenAI-compatible HTTP front of `ridge serve`:
 //   POST /v1/completions, POST /v1/chat/completions (JSON, or SSE with "stream": true)
+//   POST /v1/embeddings, /v1/rerank, /v1/score (an embedding model's, serve/embeddings_route.h)
 //   GET  /v1/models, /health, /metrics (Prometheus), /metrics/json (the web page's view), / (the web page)
 // httplib's thread pool serves the connections; each completion handler submits to the backend and
 // waits on its own RequestStream, so the backend's thread never waits on HTTP. Every failure is a
@@ -17,6 +18,8 @@
 #include "serve/completion_backend.h"
 
 namespace ridge {
+
+class EmbeddingService;
 
 struct ServerConfig {
   std::string host = "127.0.0.1";
@@ -50,6 +53,10 @@ class HttpServer {
   using PostHandler = std::function<std::pair<int, std::string>(const std::string& body, const std::function<bool()>& client_gone)>;
   void add_post(const std::string& path, PostHandler handler);
   void add_get(const std::string& path, std::function<std::string()> json_body);
+  // The embedding model that answers /v1/embeddings, /v1/rerank and /v1/score (before bind()); it
+  // is listed in /v1/models beside the backend's model when `listed`. Without one those routes
+  // say the server has no embedding model.
+  void set_embeddings(EmbeddingService* service, bool listed = true);
   // Serves until shutdown() has finished. Call bind() first.
   void run();
   // From any thread (a signal watcher): refuse new requests (503), let in-flight ones finish within

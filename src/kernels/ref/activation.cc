@@ -35,4 +35,8 @@ void softcap(float* x, int64_t n, float c) {
   for (int64_t i = 0; i < n; ++i) x[i] = c * std::tanh(x[i] * inv);
 }
 
+void gelu_erf(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678118654752f));
+}
+
 }  // namespace ridge::ref

@@ -40,26 +40,12 @@ class WeightBinder {
 
   // A [n] vector, always f32 (converted once when stored as f16/bf16).
   WeightRef vector(const std::string& name, int64_t n) {
-    const SafetensorsTensor& t = tensor(name, {n});
-    if (t.type == DType::F32) return WeightRef{DType::F32, t.data, 1, n};
-    auto& copy = storage_.f32_copies.emplace_back(size_t(n));
-    for (int64_t i = 0; i < n; ++i) {
-      uint16_t bits;
-      std::memcpy(&bits, t.data + 2 * i, 2);
-      copy[size_t(i)] = t.type == DType::F16 ? f16_to_f32(bits) : bf16_to_f32(bits);
-    }
-    return WeightRef{DType::F32, copy.data(), 1, n};
+    return f32_vector(tensor(name, {n}), storage_.f32_copies);
   }
 
  private:
   const SafetensorsTensor& tensor(const std::string& name, const std::vector<int64_t>& shape) {
-    const SafetensorsTensor* t = storage_.checkpoint.find(name);
-    if (!t) fail("missing tensor '{}'", name);
-    if (t->shape != shape)
-      fail("tensor '{}' has shape {}, expected {}", name, shape_string(t->shape), shape_string(shape));
-    if (t->type != DType::F32 && t->type != DType::F16 && t->type != DType::BF16)
-      fail("tensor '{}' has dtype {}; ridge computes with F32, F16 and BF16", name, dtype_name(t->type));
-    return *t;
+    return checked_tensor(storage_.checkpoint, name, shape);
   }
 
   // NVFP4 as ModelOpt writes it (weight: U8 [rows, cols/2], value 2j in the low nibble of byte j;
@@ -120,7 +106,7 @@ class WeightBinder {
     const SafetensorsTensor* s = c.find(base + ".weight_scale");
     if (!s) s = c.find(base + ".weight_scale_inv");
     if (!s) return w;
-    const std::vector<float> v = floats_of(*s);
+    const std::vector<float> v = tensor_floats(*s);
     for (float x : v)
       if (!std::isfinite(x)) fail("FP8 scale '{}' holds {}", s->name, x);
     if (v.size() == 1) {
@@ -145,23 +131,6 @@ class WeightBinder {
     }
     w.group_scales = g.data();
     return w;
-  }
-
-  // A small F32 / BF16 / F16 tensor's values.
-  static std::vector<float> floats_of(const SafetensorsTensor& t) {
-    std::vector<float> out(static_cast<size_t>(t.n_elements));
-    for (int64_t i = 0; i < t.n_elements; ++i) {
-      if (t.type == DType::F32) {
-        std::memcpy(&out[size_t(i)], t.data + 4 * i, 4);
-        continue;
-      }
-      uint16_t bits;
-      std::memcpy(&bits, t.data + 2 * i, 2);
-      if (t.type == DType::F16) out[size_t(i)] = f16_to_f32(bits);
-      else if (t.type == DType::BF16) out[size_t(i)] = bf16_to_f32(bits);
-      else fail("tensor '{}' has dtype {}; scales are F32, BF16 or F16", t.name, t.dtype);
-    }
-    return out;
   }
 
   SafetensorsStorage& storage_;

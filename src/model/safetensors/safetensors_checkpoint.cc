@@ -1,5 +1,7 @@
 #include "model/safetensors/safetensors_checkpoint.h"
 
+#include "model/weights.h"
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -71,6 +73,26 @@ SafetensorsCheckpoint SafetensorsCheckpoint::open(const std::string& dir) {
 const SafetensorsTensor* SafetensorsCheckpoint::find(std::string_view name) const {
   const auto it = tensors_.find(name);
   return it == tensors_.end() ? nullptr : it->second;
+}
+
+const SafetensorsTensor& checked_tensor(const SafetensorsCheckpoint& c, const std::string& name, const std::vector<int64_t>& shape) {
+  const auto dims = [](const std::vector<int64_t>& v) {
+    std::string out = "[";
+    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+    return out + "]";
+  };
+  const SafetensorsTensor* t = c.find(name);
+  if (!t) fail("missing tensor '{}'", name);
+  if (t->shape != shape) fail("tensor '{}' has shape {}, expected {}", name, dims(t->shape), dims(shape));
+  if (t->type != DType::F32 && t->type != DType::F16 && t->type != DType::BF16)
+    fail("tensor '{}' has dtype {}; ridge computes with F32, F16 and BF16", name, t->dtype);
+  return *t;
+}
+
+WeightRef f32_vector(const SafetensorsTensor& t, std::vector<std::vector<float>>& copies) {
+  if (t.type == DType::F32) return WeightRef{DType::F32, t.data, 1, t.n_elements};
+  const auto& copy = copies.emplace_back(tensor_floats(t));
+  return WeightRef{DType::F32, copy.data(), 1, t.n_elements};
 }
 
 }  // namespace ridge

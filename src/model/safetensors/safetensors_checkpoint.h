@@ -32,4 +32,11 @@ class SafetensorsCheckpoint {
   std::map<std::string, const SafetensorsTensor*, std::less<>> tensors_;
 };
 
+// The tensor `name` with exactly `shape`, in a type ridge computes with (F32, F16, BF16); Error
+// naming it when it is missing, of another shape or another type.
+const SafetensorsTensor& checked_tensor(const SafetensorsCheckpoint& c, const std::string& name, const std::vector<int64_t>& shape);
+// A [n] vector as an f32 weight view: in place when F32, else converted into a new copy in `copies`.
+struct WeightRef;
+WeightRef f32_vector(const SafetensorsTensor& t, std::vector<std::vector<float>>& copies);
+
 }  // namespace ridge

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/fp16.h"
 
 namespace ridge {
 namespace {
@@ -149,6 +150,22 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
 const SafetensorsTensor* SafetensorsFile::find(std::string_view name) const {
   const auto it = index_.find(name);
   return it == index_.end() ? nullptr : &tensors_[it->second];
+}
+
+std::vector<float> tensor_floats(const SafetensorsTensor& t) {
+  std::vector<float> out(static_cast<size_t>(t.n_elements));
+  for (int64_t i = 0; i < t.n_elements; ++i) {
+    if (t.type == DType::F32) {
+      std::memcpy(&out[size_t(i)], t.data + 4 * i, 4);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, t.data + 2 * i, 2);
+    if (t.type == DType::F16) out[size_t(i)] = f16_to_f32(bits);
+    else if (t.type == DType::BF16) out[size_t(i)] = bf16_to_f32(bits);
+    else fail("tensor '{}' has dtype {}; expected F32, BF16 or F16", t.name, t.dtype);
+  }
+  return out;
 }
 
 }  // namespace ridge

@@ -50,6 +50,9 @@ class SafetensorsFile {
   std::map<std::string, std::string> metadata_;
 };
 
+// A small F32 / F16 / BF16 tensor's values as f32 (norms, biases, scales); Error naming it otherwise.
+std::vector<float> tensor_floats(const SafetensorsTensor& t);
+
 // "F32" -> DType::F32, ...; nullopt for a dtype ridge does not read (U8, BOOL, F8_*, ...).
 std::optional<DType> safetensors_dtype(std::string_view name);
 

@@ -1,0 +1,174 @@
+#include "embed/embedding_model.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "model/gguf/gguf_file.h"
+
+namespace ridge {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_gguf(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char magic[4] = {};
+  return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
+}
+
+// llama.cpp's pooling types (LLAMA_POOLING_TYPE_*): 1 mean, 2 cls, 3 last.
+PoolingMode gguf_pooling(const gguf::GgufFile& file) {
+  const int64_t type = file.get_int("bert.pooling_type").value_or(1);
+  switch (type) {
+    case 1: return PoolingMode::Mean;
+    case 2: return PoolingMode::Cls;
+    case 3: return PoolingMode::LastToken;
+    default: fail("bert.pooling_type {} is not one ridge runs (1 mean, 2 cls, 3 last)", type);
+  }
+}
+
+}  // namespace
+
+bool EmbeddingModel::is_embedding_model(const std::string& path) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(fs::path(path) / "modules.json", ec)) return true;
+    std::ifstream in(fs::path(path) / "config.json");
+    if (!in) return false;
+    const auto config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    return config.is_object() && config.value("model_type", "") == "bert";
+  }
+  if (!is_gguf(path)) return false;
+  try {
+    return gguf::GgufFile::open(path).get_string("general.architecture").value_or("") == "bert";
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads) {
+  std::unique_ptr<EmbeddingModel> m(new EmbeddingModel());
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    m->model_ = load_bert_safetensors(path);
+    m->pipeline_ = read_embedding_pipeline(path, m->model_.spec.n_embd);
+    const fs::path tokenizer_json = fs::path(path) / "tokenizer.json";
+    m->tokenizer_ = std::make_unique<WordPieceTokenizer>(
+        fs::exists(tokenizer_json) ? WordPieceTokenizer::from_tokenizer_json(tokenizer_json.string())
+                                   : WordPieceTokenizer::from_vocab_txt((fs::path(path) / "vocab.txt").string()));
+    m->name_ = fs::path(path).filename().string();
+    if (m->name_.empty()) m->name_ = fs::path(path).parent_path().filename().string();
+  } else {
+    m->model_ = load_bert_gguf(path);
+    const gguf::GgufFile file = gguf::GgufFile::open(path);
+    try {
+      m->pipeline_.pooling = gguf_pooling(file);
+      m->tokenizer_ = std::make_unique<WordPieceTokenizer>(WordPieceTokenizer::from_gguf(file));
+    } catch (const Error& e) {
+      fail("{}: {}", path, e.what());
+    }
+    m->pipeline_.normalize = true;
+    m->name_ = fs::path(path).stem().string();
+  }
+  if (m->tokenizer_->n_vocab() > m->model_.spec.n_vocab)
+    fail("{}: the tokenizer has {} tokens, the model's embeddings {}", path, m->tokenizer_->n_vocab(), m->model_.spec.n_vocab);
+  m->forward_ = std::make_unique<EncoderForward>(m->model_, n_threads);
+  return m;
+}
+
+int64_t EmbeddingModel::max_tokens() const {
+  const int64_t positions = model_.spec.n_positions;
+  return pipeline_.max_seq_length > 0 ? std::min(pipeline_.max_seq_length, positions) : positions;
+}
+
+EmbeddingInput EmbeddingModel::prepare(std::string_view text, const std::string& prompt_name, bool truncate) const {
+  const std::string& name = prompt_name.empty() ? pipeline_.default_prompt_name : prompt_name;
+  std::string full;
+  EmbeddingInput in;
+  if (!name.empty()) {
+    const std::string& prompt = pipeline_.prompt(name);
+    full = prompt;
+    // sentence-transformers: the prompt's own tokens less its closing [SEP].
+    if (!pipeline_.include_prompt) in.skip = int64_t(tokenizer_->encode(prompt, true).size()) - 1;
+  }
+  full += text;
+  in.ids = tokenizer_->encode(full, /*add_special=*/true);
+  if (int64_t(in.ids.size()) > max_tokens()) {
+    if (!truncate)
+      fail("the input is {} tokens, more than the model's {} (set \"truncate\" to cut it)", in.ids.size(), max_tokens());
+    in.ids = tokenizer_->encode(full, true, max_tokens());
+  }
+  return in;
+}
+
+EmbeddingInput EmbeddingModel::prepare_ids(std::vector<int32_t> ids, bool truncate) const {
+  for (int32_t id : ids)
+    if (id < 0 || id >= model_.spec.n_vocab) fail("token id {} is outside the vocabulary of {}", id, model_.spec.n_vocab);
+  if (ids.empty()) fail("an input of no tokens");
+  if (int64_t(ids.size()) > max_tokens()) {
+    if (!truncate) fail("the input is {} tokens, more than the model's {}", ids.size(), max_tokens());
+    ids.resize(size_t(max_tokens()));
+  }
+  return EmbeddingInput{std::move(ids), {}, 0};
+}
+
+EmbeddingInput EmbeddingModel::prepare_pair(std::string_view query, std::string_view document) const {
+  EmbeddingInput in;
+  tokenizer_->encode_pair(query, document, max_tokens(), in.ids, in.types);
+  return in;
+}
+
+void EmbeddingModel::embed(std::span<const EmbeddingInput> inputs, std::vector<float>& out,
+                           const std::function<void(int64_t done)>& progress) {
+  const EncoderSpec& s = model_.spec;
+  const int64_t dims = dimensions();
+  out.assign(inputs.size() * size_t(dims), 0.0f);
+  // Longest first, so each pass holds texts of similar length and the attention's work is even.
+  std::vector<size_t> order(inputs.size());
+  std::iota(order.begin(), order.end(), size_t(0));
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return inputs[a].ids.size() > inputs[b].ids.size(); });
+  std::vector<float> pooled(size_t(s.n_embd));
+  int64_t done = 0;
+  for (size_t first = 0; first < order.size();) {
+    EncoderBatch batch;
+    size_t last = first;
+    const bool typed = std::any_of(order.begin() + long(first), order.end(), [&](size_t i) { return !inputs[i].types.empty(); });
+    std::vector<int32_t> zeros;
+    while (last < order.size() &&
+           (last == first || int64_t(batch.tokens.size() + inputs[order[last]].ids.size()) <= max_batch_tokens)) {
+      const EmbeddingInput& in = inputs[order[last]];
+      if (in.ids.empty()) fail("an input of no tokens");
+      if (typed && in.types.empty()) zeros.assign(in.ids.size(), 0);
+      batch.add(in.ids, typed ? (in.types.empty() ? &zeros : &in.types) : nullptr);
+      ++last;
+    }
+    forward_->forward(batch, hidden_);
+    for (size_t j = first; j < last; ++j) {
+      const size_t i = order[j];
+      const int64_t b = batch.begin[j - first], n = batch.begin[j - first + 1] - b;
+      pool_tokens(hidden_.data() + b * s.n_embd, n, s.n_embd, pipeline_.pooling, inputs[i].skip, pooled.data());
+      std::vector<float> v = pooled;
+      for (const DenseLayer& d : pipeline_.dense) v = d.apply(v);
+      if (pipeline_.normalize) l2_normalize(v);
+      std::copy(v.begin(), v.end(), out.begin() + long(i * size_t(dims)));
+    }
+    done += int64_t(last - first);
+    if (progress) progress(done);
+    first = last;
+  }
+}
+
+std::vector<float> truncate_dimensions(std::span<const float> v, int64_t dims, bool normalize) {
+  if (dims <= 0 || dims > int64_t(v.size()))
+    fail("dimensions {} is outside 1..{} (the model's vector length)", dims, v.size());
+  std::vector<float> out(v.begin(), v.begin() + dims);
+  if (normalize) l2_normalize(out);
+  return out;
+}
+
+}  // namespace ridge

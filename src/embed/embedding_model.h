@@ -1,0 +1,74 @@
+#pragma once
+// An embedding model as a user names it: a sentence-transformers / Hugging Face directory (BERT
+// weights in safetensors, tokenizer.json, the pipeline of embed/st_pipeline.h) or a GGUF `bert` file
+// (its pooling type from the metadata, vectors normalised as llama.cpp's server does). Texts go in,
+// one vector per text comes out, the texts packed by length into passes of the encoder.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embed/encoder_forward.h"
+#include "embed/encoder_model.h"
+#include "embed/st_pipeline.h"
+#include "tokenizer/wordpiece.h"
+
+namespace ridge {
+
+// One text made ready for the encoder: its ids (specials included), type ids (empty: all 0), and
+// how many leading tokens the pooling leaves out (a prompt, when the pipeline says so).
+struct EmbeddingInput {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> types;
+  int64_t skip = 0;
+};
+
+class EmbeddingModel {
+ public:
+  // A directory whose config.json is a BERT model or that has modules.json, or a GGUF whose
+  // architecture is "bert". Cheap: reads only the config or the GGUF header.
+  static bool is_embedding_model(const std::string& path);
+  // Error naming what is missing or unsupported. n_threads <= 0: one per core.
+  static std::unique_ptr<EmbeddingModel> load(const std::string& path, int n_threads = 0);
+
+  const std::string& name() const { return name_; }
+  const EncoderSpec& spec() const { return model_.spec; }
+  const EmbeddingPipeline& pipeline() const { return pipeline_; }
+  const WordPieceTokenizer& tokenizer() const { return *tokenizer_; }
+  int64_t dimensions() const { return pipeline_.output_dim(model_.spec.n_embd); }
+  int64_t max_tokens() const;  // the longest text, specials included (max_seq_length, else positions)
+  EncoderForward& encoder() { return *forward_; }
+
+  // prompt_name: "" for none (the pipeline's default prompt applies when it has one). A text longer
+  // than max_tokens() is cut to it when `truncate`, else an Error saying how long it is.
+  EmbeddingInput prepare(std::string_view text, const std::string& prompt_name, bool truncate) const;
+  // Token ids as given (no specials added); Error for an id outside the vocabulary.
+  EmbeddingInput prepare_ids(std::vector<int32_t> ids, bool truncate) const;
+  // A (query, document) pair for a cross-encoder: [CLS] q [SEP] d [SEP] with type ids.
+  EmbeddingInput prepare_pair(std::string_view query, std::string_view document) const;
+
+  // out becomes (inputs.size(), dimensions()): pooled, through the Dense layers, normalised as the
+  // pipeline says. Inputs are packed by length into passes of at most max_batch_tokens tokens;
+  // progress(done) after each pass. A text's vector does not depend on what it was packed with.
+  void embed(std::span<const EmbeddingInput> inputs, std::vector<float>& out,
+             const std::function<void(int64_t done)>& progress = {});
+  int64_t max_batch_tokens = 16384;
+
+ private:
+  EmbeddingModel() = default;
+  EncoderModel model_;
+  EmbeddingPipeline pipeline_;
+  std::unique_ptr<WordPieceTokenizer> tokenizer_;
+  std::unique_ptr<EncoderForward> forward_;
+  std::string name_;
+  std::vector<float> hidden_;
+};
+
+// The first `dims` values of v (Matryoshka), renormalised when `normalize`. Error when dims exceeds
+// the vector's length or is not positive.
+std::vector<float> truncate_dimensions(std::span<const float> v, int64_t dims, bool normalize);
+
+}  // namespace ridge

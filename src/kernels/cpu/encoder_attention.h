@@ -1,0 +1,25 @@
+#pragma once
+// Bidirectional attention over one text (encoders: BERT, bidirectional Gemma): every token attends
+// to every token of its own text, no cache, no mask. One call computes one head; the caller spreads
+// (text, head) pairs over threads. The keys of the head are transposed into scratch once so the
+// score loop runs along the keys, and a token's result never depends on the other texts of a batch.
+#include <cstdint>
+
+namespace ridge::cpu {
+
+struct EncoderAttention {
+  const float* q;  // (n_tokens, stride): head h's query at q + t * stride + h * head_dim
+  const float* k;  // same layout (one KV head per query head)
+  const float* v;
+  float* out;      // same layout: head h's output
+  int64_t stride;
+  int64_t n_tokens;
+  int64_t head_dim;
+  float scale;     // the scores' factor, 1 / sqrt(head_dim) for BERT
+};
+
+int64_t encoder_attention_scratch_floats(int64_t n_tokens, int64_t head_dim);
+// Head `head` of the text; scratch: encoder_attention_scratch_floats() floats.
+void encoder_attention_head(const EncoderAttention& a, int64_t head, float* scratch);
+
+}  // namespace ridge::cpu

@@ -1,0 +1,207 @@
+// The encoder pass against a naive double-precision BERT written here from the definition, on a
+// small random model; each text's states alone and packed beside others, bit for bit.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "core/error.h"
+#include "embed/encoder_forward.h"
+#include "kernels/cpu/encoder_attention.h"
+#include "kernels/ref/encoder_attention.h"
+
+namespace ridge {
+namespace {
+
+struct TinyBert {
+  EncoderModel model;
+  std::vector<std::vector<float>> buffers;
+
+  WeightRef tensor(int64_t rows, int64_t cols, std::mt19937& rng, float scale, float offset = 0.0f) {
+    std::normal_distribution<float> normal(0.0f, scale);
+    auto& b = buffers.emplace_back(size_t(rows * cols));
+    for (float& v : b) v = offset + normal(rng);
+    return WeightRef{DType::F32, b.data(), rows, cols};
+  }
+
+  explicit TinyBert(int64_t n_embd = 48, int64_t n_head = 4, int64_t n_ff = 80, int64_t n_layer = 2) {
+    std::mt19937 rng(7);
+    buffers.reserve(64);
+    EncoderSpec& s = model.spec;
+    s.n_vocab = 50, s.n_embd = n_embd, s.n_head = n_head, s.n_ff = n_ff, s.n_layer = n_layer, s.n_positions = 40;
+    s.n_token_types = 2, s.norm_eps = 1e-12f;
+    EncoderWeights& w = model.weights;
+    w.token_embd = tensor(s.n_vocab, n_embd, rng, 0.5f);
+    w.position_embd = tensor(s.n_positions, n_embd, rng, 0.3f);
+    w.token_types = tensor(2, n_embd, rng, 0.3f);
+    w.embd_norm = tensor(1, n_embd, rng, 0.1f, 1.0f);
+    w.embd_norm_b = tensor(1, n_embd, rng, 0.1f);
+    w.layers.resize(size_t(n_layer));
+    for (EncoderLayerWeights& l : w.layers) {
+      const float ws = 1.0f / std::sqrt(float(n_embd));
+      l.wq = tensor(n_embd, n_embd, rng, ws), l.bq = tensor(1, n_embd, rng, 0.1f);
+      l.wk = tensor(n_embd, n_embd, rng, ws), l.bk = tensor(1, n_embd, rng, 0.1f);
+      l.wv = tensor(n_embd, n_embd, rng, ws), l.bv = tensor(1, n_embd, rng, 0.1f);
+      l.wo = tensor(n_embd, n_embd, rng, ws), l.bo = tensor(1, n_embd, rng, 0.1f);
+      l.attn_norm = tensor(1, n_embd, rng, 0.1f, 1.0f), l.attn_norm_b = tensor(1, n_embd, rng, 0.1f);
+      l.w_up = tensor(n_ff, n_embd, rng, ws), l.b_up = tensor(1, n_ff, rng, 0.1f);
+      l.w_down = tensor(n_embd, n_ff, rng, 1.0f / std::sqrt(float(n_ff))), l.b_down = tensor(1, n_embd, rng, 0.1f);
+      l.ffn_norm = tensor(1, n_embd, rng, 0.1f, 1.0f), l.ffn_norm_b = tensor(1, n_embd, rng, 0.1f);
+    }
+  }
+};
+
+using Rows = std::vector<std::vector<double>>;
+
+const float* f(const WeightRef& w) { return static_cast<const float*>(w.data); }
+
+Rows linear(const Rows& x, const WeightRef& w, const WeightRef& b) {
+  Rows y(x.size(), std::vector<double>(size_t(w.rows)));
+  for (size_t t = 0; t < x.size(); ++t)
+    for (int64_t r = 0; r < w.rows; ++r) {
+      double acc = f(b)[r];
+      for (int64_t c = 0; c < w.cols; ++c) acc += double(f(w)[r * w.cols + c]) * x[t][size_t(c)];
+      y[t][size_t(r)] = acc;
+    }
+  return y;
+}
+
+void norm(Rows& x, const WeightRef& w, const WeightRef& b, double eps) {
+  for (auto& row : x) {
+    double mean = 0, var = 0;
+    for (double v : row) mean += v;
+    mean /= double(row.size());
+    for (double v : row) var += (v - mean) * (v - mean);
+    var /= double(row.size());
+    for (size_t i = 0; i < row.size(); ++i) row[i] = (row[i] - mean) / std::sqrt(var + eps) * f(w)[i] + f(b)[i];
+  }
+}
+
+// BERT from its definition, one text.
+Rows naive_bert(const EncoderModel& m, const std::vector<int32_t>& ids, const std::vector<int32_t>& types) {
+  const EncoderSpec& s = m.spec;
+  const EncoderWeights& w = m.weights;
+  Rows x(ids.size(), std::vector<double>(size_t(s.n_embd)));
+  for (size_t t = 0; t < ids.size(); ++t)
+    for (int64_t d = 0; d < s.n_embd; ++d)
+      x[t][size_t(d)] = double(f(w.token_embd)[ids[t] * s.n_embd + d]) + f(w.position_embd)[int64_t(t) * s.n_embd + d] +
+                        f(w.token_types)[types[t] * s.n_embd + d];
+  norm(x, w.embd_norm, w.embd_norm_b, s.norm_eps);
+  const int64_t hd = s.head_dim();
+  for (const EncoderLayerWeights& l : w.layers) {
+    const Rows q = linear(x, l.wq, l.bq), k = linear(x, l.wk, l.bk), v = linear(x, l.wv, l.bv);
+    Rows a(x.size(), std::vector<double>(size_t(s.n_embd)));
+    for (int64_t h = 0; h < s.n_head; ++h)
+      for (size_t i = 0; i < x.size(); ++i) {
+        std::vector<double> p(x.size());
+        double max = -1e300, sum = 0;
+        for (size_t j = 0; j < x.size(); ++j) {
+          double dot = 0;
+          for (int64_t c = 0; c < hd; ++c) dot += q[i][size_t(h * hd + c)] * k[j][size_t(h * hd + c)];
+          p[j] = dot / std::sqrt(double(hd));
+          max = std::max(max, p[j]);
+        }
+        for (double& e : p) sum += (e = std::exp(e - max));
+        for (int64_t c = 0; c < hd; ++c) {
+          double acc = 0;
+          for (size_t j = 0; j < x.size(); ++j) acc += p[j] / sum * v[j][size_t(h * hd + c)];
+          a[i][size_t(h * hd + c)] = acc;
+        }
+      }
+    Rows o = linear(a, l.wo, l.bo);
+    for (size_t t = 0; t < x.size(); ++t)
+      for (size_t d = 0; d < x[t].size(); ++d) o[t][d] += x[t][d];
+    norm(o, l.attn_norm, l.attn_norm_b, s.norm_eps);
+    x = o;
+    Rows u = linear(x, l.w_up, l.b_up);
+    for (auto& row : u)
+      for (double& e : row) e = 0.5 * e * (1.0 + std::erf(e / std::sqrt(2.0)));
+    Rows y = linear(u, l.w_down, l.b_down);
+    for (size_t t = 0; t < x.size(); ++t)
+      for (size_t d = 0; d < x[t].size(); ++d) y[t][d] += x[t][d];
+    norm(y, l.ffn_norm, l.ffn_norm_b, s.norm_eps);
+    x = y;
+  }
+  return x;
+}
+
+std::vector<int32_t> random_ids(std::mt19937& rng, int64_t n, int32_t hi) {
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  for (auto& id : ids) id = int32_t(rng() % uint32_t(hi));
+  return ids;
+}
+
+TEST(EncoderForward, MatchesNaiveBertOnEveryText) {
+  TinyBert bert;
+  EncoderForward forward(bert.model, 2);
+  std::mt19937 rng(3);
+  EncoderBatch batch;
+  std::vector<std::vector<int32_t>> ids, types;
+  for (int64_t len : {1, 7, 17, 40, 2}) {
+    ids.push_back(random_ids(rng, len, 50));
+    types.push_back(random_ids(rng, len, 2));
+    batch.add(ids.back(), &types.back());
+  }
+  std::vector<float> hidden;
+  forward.forward(batch, hidden);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const Rows want = naive_bert(bert.model, ids[i], types[i]);
+    for (size_t t = 0; t < want.size(); ++t)
+      for (size_t d = 0; d < want[t].size(); ++d)
+        ASSERT_NEAR(hidden[size_t(batch.begin[i] + int64_t(t)) * 48 + d], want[t][d], 2e-4) << "text " << i << " token " << t;
+  }
+}
+
+TEST(EncoderForward, ATextsStatesDoNotDependOnItsBatch) {
+  TinyBert bert;
+  EncoderForward forward(bert.model, 2);
+  std::mt19937 rng(5);
+  const std::vector<int32_t> text = random_ids(rng, 23, 50);
+  EncoderBatch alone;
+  alone.add(text);
+  std::vector<float> a, b;
+  forward.forward(alone, a);
+  EncoderBatch packed;
+  packed.add(random_ids(rng, 31, 50));
+  packed.add(text);
+  packed.add(random_ids(rng, 3, 50));
+  forward.forward(packed, b);
+  for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[size_t(packed.begin[1]) * 48 + i]) << i;
+}
+
+TEST(EncoderForward, RefusesBadIdsTypesAndLengths) {
+  TinyBert bert;
+  EncoderForward forward(bert.model, 1);
+  std::vector<float> hidden;
+  EncoderBatch bad_id;
+  bad_id.add({1, 50});
+  EXPECT_THROW(forward.forward(bad_id, hidden), Error);
+  EncoderBatch bad_type;
+  const std::vector<int32_t> types{0, 2};
+  bad_type.add({1, 2}, &types);
+  EXPECT_THROW(forward.forward(bad_type, hidden), Error);
+  EncoderBatch too_long;
+  too_long.add(std::vector<int32_t>(41, 1));
+  EXPECT_THROW(forward.forward(too_long, hidden), Error);
+}
+
+TEST(EncoderAttention, MatchesReferenceOverAwkwardShapes) {
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int64_t n : {1, 2, 5, 16, 33, 100})
+    for (auto [n_head, head_dim] : {std::pair<int64_t, int64_t>{1, 8}, {3, 17}, {4, 64}}) {
+      const int64_t stride = n_head * head_dim + 5;  // rows wider than the heads
+      std::vector<float> q(size_t(n * stride)), k(q.size()), v(q.size()), got(q.size(), 0.0f), want(q.size(), 0.0f);
+      for (auto* buf : {&q, &k, &v})
+        for (float& x : *buf) x = normal(rng);
+      const float scale = 1.0f / std::sqrt(float(head_dim));
+      std::vector<float> scratch(size_t(cpu::encoder_attention_scratch_floats(n, head_dim)));
+      for (int64_t h = 0; h < n_head; ++h)
+        cpu::encoder_attention_head({q.data(), k.data(), v.data(), got.data(), stride, n, head_dim, scale}, h, scratch.data());
+      ref::encoder_attention(q.data(), k.data(), v.data(), want.data(), stride, n, n_head, head_dim, scale);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "n " << n << " heads " << n_head;
+    }
+}
+
+}  // namespace
+}  // namespace ridge
