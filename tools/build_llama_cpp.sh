@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds llama.cpp's tools (llama-bench, llama-server, llama-batched-bench, llama-speculative,
-# llama-quantize, llama-imatrix, llama-perplexity) for this CPU, as ../shared/BENCHMARKING.md prescribes for speed comparisons:
+# llama-quantize, llama-imatrix, llama-perplexity, llama-embedding) for this CPU, as ../shared/BENCHMARKING.md prescribes for speed comparisons:
 # GGML_NATIVE off with the ISA spelled out (its AMX path faults on these virtual machines), from
 # the llama-cpp-python 0.3.36 source tree. Benchmark-only; nothing in ridge links it.
 #
@@ -10,7 +10,8 @@ JOBS=${1:-$(nproc)}
 HOME_DIR=${RIDGE_HOME:-$HOME/.cache/ridge}
 SRC=$HOME_DIR/llama.cpp/src
 BUILD=$HOME_DIR/llama.cpp/build-avx512
-if [ -x "$BUILD/bin/llama-bench" ] && [ -x "$BUILD/bin/llama-server" ] && [ -x "$BUILD/bin/llama-imatrix" ]; then
+if [ -x "$BUILD/bin/llama-bench" ] && [ -x "$BUILD/bin/llama-server" ] && [ -x "$BUILD/bin/llama-imatrix" ] &&
+   [ -x "$BUILD/bin/llama-embedding" ]; then
   echo "$BUILD/bin"
   exit 0
 fi
@@ -33,5 +34,5 @@ grep -q avx_vnni /proc/cpuinfo && isa+=(-DGGML_AVX_VNNI=ON)
 cmake -S "$SRC" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DGGML_NATIVE=OFF "${isa[@]}" \
   -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAMA_CURL=OFF -DBUILD_SHARED_LIBS=OFF >/dev/null
 cmake --build "$BUILD" -j "$JOBS" --target llama-bench llama-server llama-batched-bench llama-speculative llama-quantize \
-  llama-imatrix llama-perplexity
+  llama-imatrix llama-perplexity llama-embedding
 echo "$BUILD/bin"

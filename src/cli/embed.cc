@@ -22,6 +22,10 @@ struct EmbedOptions {
   int64_t dimensions = 0;
   int threads = 0;
   int64_t batch_tokens = 16384;
+  int64_t batch_size = 0;
+  int64_t max_seq_length = 0;
+  bool json_summary = false;
+  std::string dtype = "f32";
   bool no_truncate = false;
 };
 
@@ -65,8 +69,12 @@ void run_embed(const EmbedOptions& o) {
   if (!o.input.empty()) read_inputs(o.input, texts, ids);
   if (texts.empty()) fail("nothing to embed: give -p TEXT or -i FILE.jsonl");
   const std::string path = resolve_model_path(o.model);
-  auto model = EmbeddingModel::load(path, o.threads);
+  auto model = EmbeddingModel::load(path, o.threads, o.dtype);
   model->max_batch_tokens = o.batch_tokens;
+  model->max_batch_texts = o.batch_size;
+  if (o.max_seq_length > 0) model->set_max_tokens(o.max_seq_length);
+  // Timed from the tokenization on, as sentence-transformers' encode() is.
+  const auto start = std::chrono::steady_clock::now();
   std::vector<EmbeddingInput> inputs;
   inputs.reserve(texts.size());
   int64_t tokens = 0;
@@ -75,7 +83,7 @@ void run_embed(const EmbedOptions& o) {
     tokens += int64_t(inputs.back().ids.size());
   }
   std::vector<float> vectors;
-  const auto start = std::chrono::steady_clock::now();
+  double flops = 0.0;
   {
     bench::ProgressBar bar("embed", int64_t(inputs.size()));
     int64_t shown = 0;
@@ -101,9 +109,22 @@ void run_embed(const EmbedOptions& o) {
                                          : std::vector<float>(v.begin(), v.end());
     *out << line.dump() << '\n';
   }
-  std::fprintf(stderr, "%s: %zu texts, %lld tokens, %lld dimensions in %.2f s: %.1f texts/s, %.0f tokens/s (%d threads)\n",
+  for (const EmbeddingInput& in : inputs) {
+    EncoderBatch one;
+    one.add(in.ids);
+    flops += model->encoder().flops(one);
+  }
+  if (o.json_summary) {
+    const nlohmann::json summary = {{"model", model->name()}, {"texts", inputs.size()}, {"tokens", tokens},
+                                    {"seconds", seconds}, {"texts_per_s", double(inputs.size()) / seconds},
+                                    {"tokens_per_s", double(tokens) / seconds}, {"gflops", flops / seconds * 1e-9},
+                                    {"threads", model->encoder().n_threads()}};
+    std::fprintf(stderr, "%s\n", summary.dump().c_str());
+  }
+  std::fprintf(stderr, "%s: %zu texts, %lld tokens, %lld dimensions in %.2f s: %.1f texts/s, %.0f tokens/s, %.1f GFLOP/s (%d threads)\n",
                model->name().c_str(), inputs.size(), (long long)tokens, (long long)dims, seconds,
-               double(inputs.size()) / seconds, double(tokens) / seconds, model->encoder().n_threads());
+               double(inputs.size()) / seconds, double(tokens) / seconds, flops / seconds * 1e-9,
+               model->encoder().n_threads());
 }
 
 }  // namespace
@@ -122,6 +143,13 @@ void add_embed_command(CLI::App& app) {
   cmd->add_option("--dimensions", o->dimensions, "keep the first N dimensions (Matryoshka), renormalised");
   cmd->add_option("-t,--threads", o->threads, "threads (default: one per core)");
   cmd->add_option("--batch-tokens", o->batch_tokens, "tokens of one encoder pass (texts packed by length)")->capture_default_str();
+  cmd->add_option("--dtype", o->dtype, "the layer matrices at run time: f32 (as stored), bf16, f16, q8_0")
+      ->check(CLI::IsMember({"f32", "bf16", "f16", "q8_0"}))
+      ->capture_default_str();
+  cmd->add_option("--batch-size", o->batch_size, "texts in one encoder pass at most (0: as many as --batch-tokens holds)");
+  cmd->add_option("--max-seq-length", o->max_seq_length,
+                  "cut texts to N tokens (default: the model's max_seq_length, else its positions)");
+  cmd->add_flag("--json-summary", o->json_summary, "print the run's speed as one JSON line on stderr");
   cmd->add_flag("--no-truncate", o->no_truncate, "refuse texts longer than the model's length instead of cutting them");
   cmd->callback([o] { run_embed(*o); });
 }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "embed/encoder_recode.h"
 #include "model/gguf/gguf_file.h"
 
 namespace ridge {
@@ -51,7 +52,9 @@ bool EmbeddingModel::is_embedding_model(const std::string& path) {
   }
 }
 
-std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads) {
+std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads, const std::string& dtype) {
+  const std::optional<DType> to = parse_encoder_dtype(dtype);
+  if (!to) fail("--dtype '{}' is not one of f32, bf16, f16, q8_0", dtype);
   std::unique_ptr<EmbeddingModel> m(new EmbeddingModel());
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
@@ -77,6 +80,7 @@ std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, in
   }
   if (m->tokenizer_->n_vocab() > m->model_.spec.n_vocab)
     fail("{}: the tokenizer has {} tokens, the model's embeddings {}", path, m->tokenizer_->n_vocab(), m->model_.spec.n_vocab);
+  if (*to != DType::F32) recode_encoder(m->model_, *to);
   m->forward_ = std::make_unique<EncoderForward>(m->model_, n_threads);
   return m;
 }
@@ -84,6 +88,11 @@ std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, in
 int64_t EmbeddingModel::max_tokens() const {
   const int64_t positions = model_.spec.n_positions;
   return pipeline_.max_seq_length > 0 ? std::min(pipeline_.max_seq_length, positions) : positions;
+}
+
+void EmbeddingModel::set_max_tokens(int64_t n) {
+  if (n < 2 || n > model_.spec.n_positions) fail("a maximum length of {} tokens is outside 2..{}", n, model_.spec.n_positions);
+  pipeline_.max_seq_length = n;
 }
 
 EmbeddingInput EmbeddingModel::prepare(std::string_view text, const std::string& prompt_name, bool truncate) const {
@@ -139,8 +148,8 @@ void EmbeddingModel::embed(std::span<const EmbeddingInput> inputs, std::vector<f
     size_t last = first;
     const bool typed = std::any_of(order.begin() + long(first), order.end(), [&](size_t i) { return !inputs[i].types.empty(); });
     std::vector<int32_t> zeros;
-    while (last < order.size() &&
-           (last == first || int64_t(batch.tokens.size() + inputs[order[last]].ids.size()) <= max_batch_tokens)) {
+    while (last < order.size() && (last == first || ((max_batch_texts <= 0 || int64_t(last - first) < max_batch_texts) &&
+                                                     int64_t(batch.tokens.size() + inputs[order[last]].ids.size()) <= max_batch_tokens))) {
       const EmbeddingInput& in = inputs[order[last]];
       if (in.ids.empty()) fail("an input of no tokens");
       if (typed && in.types.empty()) zeros.assign(in.ids.size(), 0);

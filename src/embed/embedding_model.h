@@ -31,8 +31,9 @@ class EmbeddingModel {
   // A directory whose config.json is a BERT model or that has modules.json, or a GGUF whose
   // architecture is "bert". Cheap: reads only the config or the GGUF header.
   static bool is_embedding_model(const std::string& path);
-  // Error naming what is missing or unsupported. n_threads <= 0: one per core.
-  static std::unique_ptr<EmbeddingModel> load(const std::string& path, int n_threads = 0);
+  // Error naming what is missing or unsupported. n_threads <= 0: one per core. dtype: the layer
+  // matrices re-encoded at load (embed/encoder_recode.h: "f32" keeps the file's values).
+  static std::unique_ptr<EmbeddingModel> load(const std::string& path, int n_threads = 0, const std::string& dtype = "f32");
 
   const std::string& name() const { return name_; }
   const EncoderSpec& spec() const { return model_.spec; }
@@ -56,6 +57,10 @@ class EmbeddingModel {
   void embed(std::span<const EmbeddingInput> inputs, std::vector<float>& out,
              const std::function<void(int64_t done)>& progress = {});
   int64_t max_batch_tokens = 16384;
+  int64_t max_batch_texts = 0;  // > 0: at most this many texts in one pass
+  // Texts are cut to n tokens from now on (up to the model's positions), as sentence-transformers'
+  // max_seq_length setter does. Error outside 2..positions.
+  void set_max_tokens(int64_t n);
 
  private:
   EmbeddingModel() = default;

@@ -4,6 +4,8 @@
 
 #include "core/error.h"
 #include "kernels/cpu/encoder_attention.h"
+#include "kernels/cpu/gelu_erf.h"
+#include "kernels/cpu/layer_norm.h"
 #include "kernels/ref/activation.h"
 #include "kernels/ref/dequant.h"
 #include "kernels/ref/norm.h"
@@ -77,21 +79,18 @@ void EncoderForward::matmul(std::initializer_list<cpu::MatmulJob> jobs, const fl
 
 void EncoderForward::add_bias(float* y, const WeightRef& bias, int64_t n_tokens) {
   const int64_t n = bias.cols;
-  const auto* b = static_cast<const float*>(bias.data);
   pool_->parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t)
-      for (int64_t i = 0; i < n; ++i) y[t * n + i] += b[i];
+    cpu::add_bias_rows(y + begin * n, static_cast<const float*>(bias.data), end - begin, n);
   });
 }
 
-void EncoderForward::add_and_norm(float* x, const float* y, const WeightRef& weight, const WeightRef& bias,
-                                  int64_t n_tokens) {
+void EncoderForward::add_and_norm(float* x, const float* y, const WeightRef& y_bias, const WeightRef& weight,
+                                  const WeightRef& bias, int64_t n_tokens) {
   const int64_t n = model_.spec.n_embd;
   pool_->parallel_for(n_tokens, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t)
-      for (int64_t i = 0; i < n; ++i) x[t * n + i] += y[t * n + i];
-    ref::layer_norm(x + begin * n, static_cast<const float*>(weight.data), static_cast<const float*>(bias.data),
-                    end - begin, n, model_.spec.norm_eps, x + begin * n);
+    cpu::add_layer_norm(x + begin * n, y + begin * n, static_cast<const float*>(y_bias.data),
+                        static_cast<const float*>(weight.data), static_cast<const float*>(bias.data), end - begin, n,
+                        model_.spec.norm_eps);
   });
 }
 
@@ -125,20 +124,14 @@ void EncoderForward::layer(const EncoderLayerWeights& w, const EncoderBatch& bat
   add_bias(v_.data(), w.bv, n);
   attention(batch);
   matmul({{as_matrix(w.wo), proj_.data()}}, attn_.data(), n);
-  add_bias(proj_.data(), w.bo, n);
-  add_and_norm(x.data(), proj_.data(), w.attn_norm, w.attn_norm_b, n);
+  add_and_norm(x.data(), proj_.data(), w.bo, w.attn_norm, w.attn_norm_b, n);
   matmul({{as_matrix(w.w_up), up_.data()}}, x.data(), n);
   pool_->parallel_for(n, 1, [&](int64_t begin, int64_t end) {
-    const auto* b = static_cast<const float*>(w.b_up.data);
-    for (int64_t t = begin; t < end; ++t) {
-      float* row = up_.data() + t * s.n_ff;
-      for (int64_t i = 0; i < s.n_ff; ++i) row[i] += b[i];
-      ref::gelu_erf(row, s.n_ff);
-    }
+    cpu::add_bias_rows(up_.data() + begin * s.n_ff, static_cast<const float*>(w.b_up.data), end - begin, s.n_ff);
+    cpu::gelu_erf(up_.data() + begin * s.n_ff, (end - begin) * s.n_ff);
   });
   matmul({{as_matrix(w.w_down), proj_.data()}}, up_.data(), n);
-  add_bias(proj_.data(), w.b_down, n);
-  add_and_norm(x.data(), proj_.data(), w.ffn_norm, w.ffn_norm_b, n);
+  add_and_norm(x.data(), proj_.data(), w.b_down, w.ffn_norm, w.ffn_norm_b, n);
 }
 
 void EncoderForward::forward(const EncoderBatch& batch, std::vector<float>& hidden) {

@@ -44,8 +44,9 @@ class EncoderForward {
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens);
   // y (n_tokens, n) += bias, over the pool.
   void add_bias(float* y, const WeightRef& bias, int64_t n_tokens);
-  // x = LayerNorm(x + y) with the layer's weight and bias, over the pool.
-  void add_and_norm(float* x, const float* y, const WeightRef& weight, const WeightRef& bias, int64_t n_tokens);
+  // x = LayerNorm(x + y + y_bias) with the layer's weight and bias, over the pool.
+  void add_and_norm(float* x, const float* y, const WeightRef& y_bias, const WeightRef& weight, const WeightRef& bias,
+                    int64_t n_tokens);
 
   const EncoderModel& model_;
   std::unique_ptr<ThreadPool> pool_;

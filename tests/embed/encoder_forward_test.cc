@@ -8,6 +8,11 @@
 #include "core/error.h"
 #include "embed/encoder_forward.h"
 #include "kernels/cpu/encoder_attention.h"
+#include "kernels/cpu/gelu_erf.h"
+#include "kernels/cpu/layer_norm.h"
+#include "kernels/ref/norm.h"
+#include "kernels/cpu/isa.h"
+#include "kernels/ref/activation.h"
 #include "kernels/ref/encoder_attention.h"
 
 namespace ridge {
@@ -189,18 +194,79 @@ TEST(EncoderAttention, MatchesReferenceOverAwkwardShapes) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (int64_t n : {1, 2, 5, 16, 33, 100})
-    for (auto [n_head, head_dim] : {std::pair<int64_t, int64_t>{1, 8}, {3, 17}, {4, 64}}) {
+    for (auto [n_head, head_dim] : {std::pair<int64_t, int64_t>{1, 8}, {3, 17}, {4, 64}, {2, 40}, {1, 256}}) {
       const int64_t stride = n_head * head_dim + 5;  // rows wider than the heads
       std::vector<float> q(size_t(n * stride)), k(q.size()), v(q.size()), got(q.size(), 0.0f), want(q.size(), 0.0f);
       for (auto* buf : {&q, &k, &v})
         for (float& x : *buf) x = normal(rng);
       const float scale = 1.0f / std::sqrt(float(head_dim));
-      std::vector<float> scratch(size_t(cpu::encoder_attention_scratch_floats(n, head_dim)));
-      for (int64_t h = 0; h < n_head; ++h)
-        cpu::encoder_attention_head({q.data(), k.data(), v.data(), got.data(), stride, n, head_dim, scale}, h, scratch.data());
       ref::encoder_attention(q.data(), k.data(), v.data(), want.data(), stride, n, n_head, head_dim, scale);
-      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5) << "n " << n << " heads " << n_head;
+      for (bool avx512 : {false, true}) {
+        if (avx512 && cpu::best_supported_isa() != cpu::Isa::Avx512Vnni) continue;
+        std::vector<float> scratch(size_t(avx512 ? cpu::encoder_attention_scratch_floats_avx512(n, head_dim)
+                                                 : cpu::encoder_attention_scratch_floats_scalar(n, head_dim)));
+        std::fill(got.begin(), got.end(), 0.0f);
+        for (int64_t h = 0; h < n_head; ++h) {
+          const cpu::EncoderAttention a{q.data(), k.data(), v.data(), got.data(), stride, n, head_dim, scale};
+          avx512 ? cpu::encoder_attention_head_avx512(a, h, scratch.data()) : cpu::encoder_attention_head_scalar(a, h, scratch.data());
+        }
+        for (size_t i = 0; i < got.size(); ++i)
+          ASSERT_NEAR(got[i], want[i], 1e-5) << "n " << n << " heads " << n_head << " avx512 " << avx512;
+      }
     }
+}
+
+TEST(GeluErf, EveryVersionMatchesTheReference) {
+  std::vector<float> x;
+  for (float v = -12.0f; v <= 12.0f; v += 0.0037f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 40.0f, -40.0f}) x.push_back(v);
+  std::vector<float> want = x;
+  ref::gelu_erf(want.data(), int64_t(want.size()));
+  for (bool avx512 : {false, true}) {
+    if (avx512 && cpu::best_supported_isa() != cpu::Isa::Avx512Vnni) continue;
+    for (int64_t n : {int64_t(x.size()), int64_t(1), int64_t(15), int64_t(17)}) {  // whole vectors and tails
+      std::vector<float> got(x.begin(), x.begin() + n);
+      avx512 ? cpu::gelu_erf_avx512(got.data(), n) : cpu::gelu_erf_scalar(got.data(), n);
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(got[size_t(i)], want[size_t(i)], 4e-7f * std::max(1.0f, std::fabs(x[size_t(i)]))) << x[size_t(i)];
+    }
+  }
+  // The scalar and vector versions give the same bits.
+  if (cpu::best_supported_isa() == cpu::Isa::Avx512Vnni) {
+    std::vector<float> a = x, b = x;
+    cpu::gelu_erf_scalar(a.data(), int64_t(a.size()));
+    cpu::gelu_erf_avx512(b.data(), int64_t(b.size()));
+    for (size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i], b[i]) << x[i];
+  }
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+TEST(EncoderLayerNorm, EveryVersionMatchesTheReference) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.5f, 2.0f);
+  for (int64_t n : {1, 15, 16, 17, 384, 1000}) {
+    const int64_t rows = 3;
+    std::vector<float> x(static_cast<size_t>(rows * n)), y(x.size()), yb(static_cast<size_t>(n)), w(yb.size()), b(yb.size());
+    for (auto* v : {&x, &y, &yb, &w, &b})
+      for (float& e : *v) e = normal(rng);
+    std::vector<float> want = x;
+    for (size_t i = 0; i < want.size(); ++i) want[i] += y[i] + yb[i % size_t(n)];
+    ref::layer_norm(want.data(), w.data(), b.data(), rows, n, 1e-12f, want.data());
+    for (bool avx512 : {false, true}) {
+      if (avx512 && cpu::best_supported_isa() != cpu::Isa::Avx512Vnni) continue;
+      std::vector<float> got = x, biased = y;
+      avx512 ? cpu::add_layer_norm_avx512(got.data(), y.data(), yb.data(), w.data(), b.data(), rows, n, 1e-12f)
+             : cpu::add_layer_norm_scalar(got.data(), y.data(), yb.data(), w.data(), b.data(), rows, n, 1e-12f);
+      for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-5f * std::max(1.0f, std::fabs(want[i]))) << n;
+      avx512 ? cpu::add_bias_rows_avx512(biased.data(), yb.data(), rows, n) : cpu::add_bias_rows_scalar(biased.data(), yb.data(), rows, n);
+      for (size_t i = 0; i < biased.size(); ++i) ASSERT_EQ(biased[i], y[i] + yb[i % size_t(n)]);
+    }
+  }
 }
 
 }  // namespace

@@ -18,8 +18,14 @@ struct EncoderAttention {
   float scale;     // the scores' factor, 1 / sqrt(head_dim) for BERT
 };
 
+// The best version this CPU runs (AVX-512, else portable C++); scratch:
+// encoder_attention_scratch_floats() floats, for that version.
 int64_t encoder_attention_scratch_floats(int64_t n_tokens, int64_t head_dim);
-// Head `head` of the text; scratch: encoder_attention_scratch_floats() floats.
 void encoder_attention_head(const EncoderAttention& a, int64_t head, float* scratch);
+// Each version (tests).
+int64_t encoder_attention_scratch_floats_scalar(int64_t n_tokens, int64_t head_dim);
+void encoder_attention_head_scalar(const EncoderAttention& a, int64_t head, float* scratch);
+int64_t encoder_attention_scratch_floats_avx512(int64_t n_tokens, int64_t head_dim);
+void encoder_attention_head_avx512(const EncoderAttention& a, int64_t head, float* scratch);  // AVX-512 CPUs only
 
 }  // namespace ridge::cpu
