@@ -78,7 +78,7 @@ std::unique_ptr<EmbeddingService> load_embedding_service(const std::string& path
   auto service = std::make_unique<EmbeddingService>(std::move(model), id);
   const EmbeddingModel& m = service->model();
   std::fprintf(stderr, "embedding model: %s (%s, %lld layers, %lld dimensions, %s pooling%s, up to %lld tokens a text)\n",
-               service->id().c_str(), m.spec().arch.c_str(), (long long)m.spec().n_layer, (long long)m.dimensions(),
+               service->id().c_str(), m.shape().arch.c_str(), (long long)m.shape().n_layer, (long long)m.dimensions(),
                std::string(pooling_name(m.pipeline().pooling)).c_str(), m.pipeline().normalize ? ", normalised" : "",
                (long long)m.max_tokens());
   return service;

@@ -8,7 +8,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
-#include "embed/encoder_recode.h"
 #include "model/gguf/gguf_file.h"
 
 namespace ridge {
@@ -22,15 +21,12 @@ bool is_gguf(const std::string& path) {
   return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
 }
 
-// llama.cpp's pooling types (LLAMA_POOLING_TYPE_*): 1 mean, 2 cls, 3 last.
-PoolingMode gguf_pooling(const gguf::GgufFile& file) {
-  const int64_t type = file.get_int("bert.pooling_type").value_or(1);
-  switch (type) {
-    case 1: return PoolingMode::Mean;
-    case 2: return PoolingMode::Cls;
-    case 3: return PoolingMode::LastToken;
-    default: fail("bert.pooling_type {} is not one ridge runs (1 mean, 2 cls, 3 last)", type);
-  }
+// config.json's model_type, or "" without one.
+std::string config_model_type(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "config.json");
+  if (!in) return "";
+  const auto config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  return config.is_object() ? config.value("model_type", "") : "";
 }
 
 }  // namespace
@@ -39,10 +35,7 @@ bool EmbeddingModel::is_embedding_model(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     if (fs::exists(fs::path(path) / "modules.json", ec)) return true;
-    std::ifstream in(fs::path(path) / "config.json");
-    if (!in) return false;
-    const auto config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    return config.is_object() && config.value("model_type", "") == "bert";
+    return config_model_type(path) == "bert";
   }
   if (!is_gguf(path)) return false;
   try {
@@ -53,71 +46,45 @@ bool EmbeddingModel::is_embedding_model(const std::string& path) {
 }
 
 std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads, const std::string& dtype) {
-  const std::optional<DType> to = parse_encoder_dtype(dtype);
-  if (!to) fail("--dtype '{}' is not one of f32, bf16, f16, q8_0", dtype);
-  std::unique_ptr<EmbeddingModel> m(new EmbeddingModel());
   std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    m->model_ = load_bert_safetensors(path);
-    m->pipeline_ = read_embedding_pipeline(path, m->model_.spec.n_embd);
-    const fs::path tokenizer_json = fs::path(path) / "tokenizer.json";
-    m->tokenizer_ = std::make_unique<WordPieceTokenizer>(
-        fs::exists(tokenizer_json) ? WordPieceTokenizer::from_tokenizer_json(tokenizer_json.string())
-                                   : WordPieceTokenizer::from_vocab_txt((fs::path(path) / "vocab.txt").string()));
-    m->name_ = fs::path(path).filename().string();
-    if (m->name_.empty()) m->name_ = fs::path(path).parent_path().filename().string();
-  } else {
-    m->model_ = load_bert_gguf(path);
-    const gguf::GgufFile file = gguf::GgufFile::open(path);
-    try {
-      m->pipeline_.pooling = gguf_pooling(file);
-      m->tokenizer_ = std::make_unique<WordPieceTokenizer>(WordPieceTokenizer::from_gguf(file));
-    } catch (const Error& e) {
-      fail("{}: {}", path, e.what());
-    }
-    m->pipeline_.normalize = true;
-    m->name_ = fs::path(path).stem().string();
-  }
-  if (m->tokenizer_->n_vocab() > m->model_.spec.n_vocab)
-    fail("{}: the tokenizer has {} tokens, the model's embeddings {}", path, m->tokenizer_->n_vocab(), m->model_.spec.n_vocab);
-  if (*to != DType::F32) recode_encoder(m->model_, *to);
-  m->forward_ = std::make_unique<EncoderForward>(m->model_, n_threads);
-  return m;
+  if (fs::is_directory(path, ec) && config_model_type(path) == "gemma3_text")
+    return std::unique_ptr<EmbeddingModel>(new EmbeddingModel(load_gemma_family(path, n_threads, dtype)));
+  return std::unique_ptr<EmbeddingModel>(new EmbeddingModel(load_bert_family(path, n_threads, dtype)));
 }
 
 int64_t EmbeddingModel::max_tokens() const {
-  const int64_t positions = model_.spec.n_positions;
-  return pipeline_.max_seq_length > 0 ? std::min(pipeline_.max_seq_length, positions) : positions;
+  const int64_t positions = shape().n_positions;
+  return pipeline().max_seq_length > 0 ? std::min(pipeline().max_seq_length, positions) : positions;
 }
 
 void EmbeddingModel::set_max_tokens(int64_t n) {
-  if (n < 2 || n > model_.spec.n_positions) fail("a maximum length of {} tokens is outside 2..{}", n, model_.spec.n_positions);
-  pipeline_.max_seq_length = n;
+  if (n < 2 || n > shape().n_positions) fail("a maximum length of {} tokens is outside 2..{}", n, shape().n_positions);
+  parts_.pipeline.max_seq_length = n;
 }
 
 EmbeddingInput EmbeddingModel::prepare(std::string_view text, const std::string& prompt_name, bool truncate) const {
-  const std::string& name = prompt_name.empty() ? pipeline_.default_prompt_name : prompt_name;
+  const std::string& name = prompt_name.empty() ? parts_.pipeline.default_prompt_name : prompt_name;
   std::string full;
   EmbeddingInput in;
   if (!name.empty()) {
-    const std::string& prompt = pipeline_.prompt(name);
+    const std::string& prompt = parts_.pipeline.prompt(name);
     full = prompt;
     // sentence-transformers: the prompt's own tokens less its closing [SEP].
-    if (!pipeline_.include_prompt) in.skip = int64_t(tokenizer_->encode(prompt, true).size()) - 1;
+    if (!parts_.pipeline.include_prompt) in.skip = int64_t(parts_.tokenizer->encode(prompt, true).size()) - 1;
   }
   full += text;
-  in.ids = tokenizer_->encode(full, /*add_special=*/true);
+  in.ids = parts_.tokenizer->encode(full, /*add_special=*/true);
   if (int64_t(in.ids.size()) > max_tokens()) {
     if (!truncate)
       fail("the input is {} tokens, more than the model's {} (set \"truncate\" to cut it)", in.ids.size(), max_tokens());
-    in.ids = tokenizer_->encode(full, true, max_tokens());
+    in.ids = parts_.tokenizer->encode(full, true, max_tokens());
   }
   return in;
 }
 
 EmbeddingInput EmbeddingModel::prepare_ids(std::vector<int32_t> ids, bool truncate) const {
   for (int32_t id : ids)
-    if (id < 0 || id >= model_.spec.n_vocab) fail("token id {} is outside the vocabulary of {}", id, model_.spec.n_vocab);
+    if (id < 0 || id >= shape().n_vocab) fail("token id {} is outside the vocabulary of {}", id, shape().n_vocab);
   if (ids.empty()) fail("an input of no tokens");
   if (int64_t(ids.size()) > max_tokens()) {
     if (!truncate) fail("the input is {} tokens, more than the model's {}", ids.size(), max_tokens());
@@ -128,20 +95,20 @@ EmbeddingInput EmbeddingModel::prepare_ids(std::vector<int32_t> ids, bool trunca
 
 EmbeddingInput EmbeddingModel::prepare_pair(std::string_view query, std::string_view document) const {
   EmbeddingInput in;
-  tokenizer_->encode_pair(query, document, max_tokens(), in.ids, in.types);
+  parts_.tokenizer->encode_pair(query, document, max_tokens(), in.ids, in.types);
   return in;
 }
 
 void EmbeddingModel::embed(std::span<const EmbeddingInput> inputs, std::vector<float>& out,
                            const std::function<void(int64_t done)>& progress) {
-  const EncoderSpec& s = model_.spec;
+  const int64_t n_embd = shape().n_embd;
   const int64_t dims = dimensions();
   out.assign(inputs.size() * size_t(dims), 0.0f);
   // Longest first, so each pass holds texts of similar length and the attention's work is even.
   std::vector<size_t> order(inputs.size());
   std::iota(order.begin(), order.end(), size_t(0));
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return inputs[a].ids.size() > inputs[b].ids.size(); });
-  std::vector<float> pooled(size_t(s.n_embd));
+  std::vector<float> pooled(static_cast<size_t>(n_embd));
   int64_t done = 0;
   for (size_t first = 0; first < order.size();) {
     EncoderBatch batch;
@@ -156,14 +123,14 @@ void EmbeddingModel::embed(std::span<const EmbeddingInput> inputs, std::vector<f
       batch.add(in.ids, typed ? (in.types.empty() ? &zeros : &in.types) : nullptr);
       ++last;
     }
-    forward_->forward(batch, hidden_);
+    parts_.encoder->forward(batch, hidden_);
     for (size_t j = first; j < last; ++j) {
       const size_t i = order[j];
       const int64_t b = batch.begin[j - first], n = batch.begin[j - first + 1] - b;
-      pool_tokens(hidden_.data() + b * s.n_embd, n, s.n_embd, pipeline_.pooling, inputs[i].skip, pooled.data());
+      pool_tokens(hidden_.data() + b * n_embd, n, n_embd, parts_.pipeline.pooling, inputs[i].skip, pooled.data());
       std::vector<float> v = pooled;
-      for (const DenseLayer& d : pipeline_.dense) v = d.apply(v);
-      if (pipeline_.normalize) l2_normalize(v);
+      for (const DenseLayer& d : parts_.pipeline.dense) v = d.apply(v);
+      if (parts_.pipeline.normalize) l2_normalize(v);
       std::copy(v.begin(), v.end(), out.begin() + long(i * size_t(dims)));
     }
     done += int64_t(last - first);

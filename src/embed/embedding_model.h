@@ -11,10 +11,9 @@
 #include <string_view>
 #include <vector>
 
-#include "embed/encoder_forward.h"
-#include "embed/encoder_model.h"
+#include "embed/encoder.h"
+#include "embed/encoder_family.h"
 #include "embed/st_pipeline.h"
-#include "tokenizer/wordpiece.h"
 
 namespace ridge {
 
@@ -35,13 +34,13 @@ class EmbeddingModel {
   // matrices re-encoded at load (embed/encoder_recode.h: "f32" keeps the file's values).
   static std::unique_ptr<EmbeddingModel> load(const std::string& path, int n_threads = 0, const std::string& dtype = "f32");
 
-  const std::string& name() const { return name_; }
-  const EncoderSpec& spec() const { return model_.spec; }
-  const EmbeddingPipeline& pipeline() const { return pipeline_; }
-  const WordPieceTokenizer& tokenizer() const { return *tokenizer_; }
-  int64_t dimensions() const { return pipeline_.output_dim(model_.spec.n_embd); }
+  const std::string& name() const { return parts_.name; }
+  const EncoderShape& shape() const { return parts_.encoder->shape(); }
+  const EmbeddingPipeline& pipeline() const { return parts_.pipeline; }
+  const EmbeddingTokenizer& tokenizer() const { return *parts_.tokenizer; }
+  int64_t dimensions() const { return parts_.pipeline.output_dim(shape().n_embd); }
   int64_t max_tokens() const;  // the longest text, specials included (max_seq_length, else positions)
-  EncoderForward& encoder() { return *forward_; }
+  Encoder& encoder() { return *parts_.encoder; }
 
   // prompt_name: "" for none (the pipeline's default prompt applies when it has one). A text longer
   // than max_tokens() is cut to it when `truncate`, else an Error saying how long it is.
@@ -63,12 +62,8 @@ class EmbeddingModel {
   void set_max_tokens(int64_t n);
 
  private:
-  EmbeddingModel() = default;
-  EncoderModel model_;
-  EmbeddingPipeline pipeline_;
-  std::unique_ptr<WordPieceTokenizer> tokenizer_;
-  std::unique_ptr<EncoderForward> forward_;
-  std::string name_;
+  explicit EmbeddingModel(EncoderParts parts) : parts_(std::move(parts)) {}
+  EncoderParts parts_;
   std::vector<float> hidden_;
 };
 

@@ -10,32 +10,25 @@
 #include <vector>
 
 #include "core/thread_pool.h"
+#include "embed/encoder.h"
 #include "embed/encoder_model.h"
 #include "kernels/cpu/matmul.h"
 
 namespace ridge {
 
-// Texts packed for one pass: text i is tokens[begin[i] .. begin[i + 1]).
-struct EncoderBatch {
-  std::vector<int32_t> tokens;
-  std::vector<int32_t> type_ids;  // parallel to tokens, or empty (all type 0)
-  std::vector<int64_t> begin{0};  // n_texts + 1 offsets
-  int64_t n_texts() const { return int64_t(begin.size()) - 1; }
-  void add(const std::vector<int32_t>& ids, const std::vector<int32_t>* types = nullptr);
-};
-
-class EncoderForward {
+class EncoderForward final : public Encoder {
  public:
   // n_threads <= 0: one per core.
   EncoderForward(const EncoderModel& model, int n_threads = 0);
   const EncoderSpec& spec() const { return model_.spec; }
-  int n_threads() const { return pool_->size(); }
+  const EncoderShape& shape() const override { return shape_; }
+  int n_threads() const override { return pool_->size(); }
 
   // hidden becomes (batch.tokens.size(), n_embd): the last layer's output of every token. Error on a
   // token id or type outside the model's, or a text longer than its positions.
-  void forward(const EncoderBatch& batch, std::vector<float>& hidden);
+  void forward(const EncoderBatch& batch, std::vector<float>& hidden) override;
   // Floating-point operations of one pass over the batch (matmuls and attention), for GFLOP/s.
-  double flops(const EncoderBatch& batch) const;
+  double flops(const EncoderBatch& batch) const override;
 
  private:
   void embed(const EncoderBatch& batch, std::vector<float>& x) const;
@@ -49,6 +42,7 @@ class EncoderForward {
                     int64_t n_tokens);
 
   const EncoderModel& model_;
+  EncoderShape shape_;
   std::unique_ptr<ThreadPool> pool_;
   cpu::MatmulScratch scratch_;
   std::vector<float> q_, k_, v_, attn_, proj_, up_;
