@@ -216,9 +216,56 @@ def tokenizer():
     }
 
 
+def embedding_files():
+    # Byte 0 (% 3): 0 a tokenizer.json, 1 text for a fixed WordPiece tokenizer, 2 a sentence-transformers
+    # pipeline (modules.json, 1_Pooling/config.json, config_sentence_transformers.json split at NUL bytes).
+    vocab = {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3, "the": 4, "##s": 5, "a": 6, ".": 7}
+    tokenizer_json = {"model": {"type": "WordPiece", "unk_token": "[UNK]", "vocab": vocab},
+                      "normalizer": {"type": "BertNormalizer", "lowercase": True},
+                      "pre_tokenizer": {"type": "BertPreTokenizer"},
+                      "post_processor": {"type": "BertProcessing", "cls": ["[CLS]", 2], "sep": ["[SEP]", 3]},
+                      "added_tokens": [{"id": 3, "content": "[SEP]", "special": True}],
+                      "decoder": {"type": "WordPiece", "prefix": "##"}}
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+               {"idx": 2, "name": "2", "path": "2_Normalize", "type": "sentence_transformers.models.Normalize"}]
+    pooling = {"word_embedding_dimension": 16, "pooling_mode_mean_tokens": True}
+    prompts = {"prompts": {"query": "query: ", "document": ""}, "default_prompt_name": None}
+    return {
+        "tokenizer_json": b"\x00" + j(tokenizer_json),
+        "tokenizer_json_sequence": b"\x00" + j({**tokenizer_json, "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "NFD"}, {"type": "Lowercase"}, {"type": "StripAccents"}]}}),
+        "tokenizer_json_bpe": b"\x00" + j({**tokenizer_json, "model": {"type": "BPE", "vocab": vocab, "merges": []}}),
+        "text": b"\x01The abs, a.b [SEP] na\xc3\xafve caf\xc3\xa9 \xe4\xb8\xad\xe6\x96\x87 " + b"x" * 120,
+        "text_controls": b"\x01\x00\x07tab\there\r\nline \xe2\x80\x8b\xef\xbf\xbd",
+        "pipeline": b"\x02" + j(modules) + b"\x00" + j(pooling) + b"\x00" + j(prompts),
+        "pipeline_cls": b"\x02" + j(modules[:2]) + b"\x00" + j({"pooling_mode_cls_token": True}) + b"\x00{}",
+        "pipeline_unknown_module": b"\x02" + j([{"path": "", "type": "x.Unknown"}]) + b"\x00{}\x00{}",
+        "sentencepiece_model": b"\x03" + sentencepiece_model(),
+    }
+
+
+def sentencepiece_model():
+    """A ModelProto of a few pieces: field 1 (pieces) {1: piece, 2: score (f32), 3: type}."""
+    def field(number, wire, payload):
+        return bytes([number << 3 | wire]) + payload
+
+    def length_delimited(number, payload):
+        return field(number, 2, bytes([len(payload)]) + payload)
+
+    out = b""
+    for text, score, kind in [("<unk>", 0.0, 2), ("<s>", 0.0, 3), ("</s>", 0.0, 3), ("\u2581Hello", -1.0, 1),
+                              ("\u2581world", -2.0, 1), ("l", -3.0, 1), ("o", -3.5, 1), ("<0x41>", 0.0, 6)]:
+        piece = length_delimited(1, text.encode()) + field(2, 5, struct.pack("<f", score)) + field(3, 0, bytes([kind]))
+        out += length_delimited(1, piece)
+    out += length_delimited(2, field(3, 0, bytes([2])))  # trainer_spec.model_type = BPE
+    return out + length_delimited(3, field(4, 0, bytes([0])))  # normalizer_spec.remove_extra_whitespaces = false
+
+
 TARGETS = {"openai_request_fuzz": lambda: {**openai_request(), **openai_request_swaps()}, "grammar_fuzz": grammar, "reasoning_fuzz": reasoning,
            "chat_template_fuzz": chat_template, "safetensors_fuzz": safetensors, "kv_tier_fuzz": kv_tier,
-           "kv_transfer_fuzz": kv_transfer, "tokenizer_fuzz": tokenizer}
+           "kv_transfer_fuzz": kv_transfer, "tokenizer_fuzz": tokenizer,
+           "embedding_files_fuzz": embedding_files}
 
 
 def main(root):

@@ -31,7 +31,8 @@
   X(safetensors)              \
   X(kv_tier)                  \
   X(kv_transfer)              \
-  X(tokenizer)
+  X(tokenizer)                \
+  X(embedding_files)
 
 #define RIDGE_DECLARE(name) extern "C" int ridge_fuzz_##name(const uint8_t* data, size_t size);
 RIDGE_FUZZ_TARGETS(RIDGE_DECLARE)

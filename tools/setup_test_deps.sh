@@ -116,3 +116,8 @@ $PY "$(dirname "$0")/fetch_model.py" gemma3-270m >/dev/null ||
 # sentence-transformers (test_embeddings, test_wordpiece), which fail and say so without it.
 $PY "$(dirname "$0")/fetch_model.py" all-minilm-l6-v2 >/dev/null ||
   echo "warning: all-minilm-l6-v2 could not be fetched; the embedding tests will fail" >&2
+
+# EmbeddingGemma-300M (a sentence-transformers directory, Gemma 3 with bidirectional attention) for
+# its embedding test against sentence-transformers (test_embeddinggemma), which fails and says so without it.
+$PY "$(dirname "$0")/fetch_model.py" embeddinggemma-300m >/dev/null ||
+  echo "warning: embeddinggemma-300m could not be fetched; the EmbeddingGemma tests will fail" >&2

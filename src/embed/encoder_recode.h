@@ -5,6 +5,7 @@
 // not multiplied.
 #include <memory>
 #include <optional>
+#include <span>
 #include <string_view>
 
 #include "core/dtype.h"
@@ -17,5 +18,10 @@ std::optional<DType> parse_encoder_dtype(std::string_view name);
 // Every layer matrix of `model` re-encoded as `to` (no-op for matrices already of that type); the new
 // bytes are kept with the model's storage. Error for a type ridge cannot encode.
 void recode_encoder(EncoderModel& model, DType to);
+// What recode_encoder does, for any family's matrices: each one re-encoded as `to` (packed where
+// the CPU's kernels read Q8_0 packed); the new bytes live in the returned storage, which also holds
+// `original`. Error for a matrix whose rows are not whole blocks of `to`.
+std::shared_ptr<const void> recode_matrices(std::span<WeightRef* const> matrices, DType to,
+                                            std::shared_ptr<const void> original);
 
 }  // namespace ridge

@@ -75,23 +75,13 @@ DenseLayer dense_of(const fs::path& dir) {
   return d;
 }
 
-}  // namespace
-
-const std::string& EmbeddingPipeline::prompt(const std::string& name) const {
-  const auto it = prompts.find(name);
-  if (it == prompts.end()) {
-    std::string known;
-    for (const auto& [k, v] : prompts) known += (known.empty() ? "" : ", ") + k;
-    fail("the model has no prompt named '{}' (it has: {})", name, known.empty() ? "none" : known);
-  }
-  return it->second;
-}
-
-EmbeddingPipeline read_embedding_pipeline(const std::string& dir_name, int64_t n_embd) {
+EmbeddingPipeline read_pipeline(const std::string& dir_name, int64_t n_embd) {
   const fs::path dir(dir_name);
   EmbeddingPipeline p;
   if (const auto bert = read_json(dir / "sentence_bert_config.json"); bert && bert->is_object())
     p.max_seq_length = bert->value("max_seq_length", int64_t(0));
+  if (p.max_seq_length < 0 || p.max_seq_length == 1 || p.max_seq_length > (int64_t(1) << 24))
+    fail("{}: sentence_bert_config.json: max_seq_length {} is out of range", dir.string(), p.max_seq_length);
   if (const auto st = read_json(dir / "config_sentence_transformers.json"); st && st->is_object()) {
     if (const auto it = st->find("prompts"); it != st->end() && it->is_object())
       for (const auto& [name, text] : it->items())
@@ -125,6 +115,27 @@ EmbeddingPipeline read_embedding_pipeline(const std::string& dir_name, int64_t n
     }
   }
   return p;
+}
+
+}  // namespace
+
+const std::string& EmbeddingPipeline::prompt(const std::string& name) const {
+  const auto it = prompts.find(name);
+  if (it == prompts.end()) {
+    std::string known;
+    for (const auto& [k, v] : prompts) known += (known.empty() ? "" : ", ") + k;
+    fail("the model has no prompt named '{}' (it has: {})", name, known.empty() ? "none" : known);
+  }
+  return it->second;
+}
+
+EmbeddingPipeline read_embedding_pipeline(const std::string& dir_name, int64_t n_embd) {
+  // A field of the wrong JSON type anywhere is the directory's error, named, like any other.
+  try {
+    return read_pipeline(dir_name, n_embd);
+  } catch (const json::exception& e) {
+    fail("{}: a sentence-transformers file has a field of the wrong type: {}", dir_name, e.what());
+  }
 }
 
 }  // namespace ridge

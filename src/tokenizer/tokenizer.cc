@@ -41,9 +41,11 @@ std::string piece_of(const Vocab& vocab, int32_t id) {
   if (attr & (kAttrUnknown | kAttrControl | kAttrUserDefined)) return text;
   if (attr & kAttrNormal) return vocab.type == VocabType::kSpm ? spm_unescape_spaces(text) : byte_level_decode(text);
   if (attr & kAttrByte) {
-    // "<0xXX>"
-    if (text.size() >= 6) return std::string(1, static_cast<char>(std::stoi(text.substr(3, 2), nullptr, 16)));
-    return "";
+    // "<0xXX>"; a byte token spelled otherwise (a hostile file) renders as its text.
+    const auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+    if (text.size() == 6 && text.starts_with("<0x") && text[5] == '>' && hex(text[3]) >= 0 && hex(text[4]) >= 0)
+      return std::string(1, static_cast<char>(hex(text[3]) * 16 + hex(text[4])));
+    return text;
   }
   return "";  // unused / undefined tokens render as nothing
 }

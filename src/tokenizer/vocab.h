@@ -30,6 +30,10 @@ enum TokenAttr : uint32_t {
 
 enum class VocabType { kBpe, kSpm };
 
+// TokenAttr of a token type as GGUF's tokenizer.ggml.token_type and SentencePiece's pieces number
+// them (1 normal, 2 unknown, 3 control, 4 user-defined, 5 unused, 6 byte); 0 for any other value.
+uint32_t token_type_attr(int64_t type);
+
 struct Vocab {
   VocabType type = VocabType::kBpe;
   std::string model_name;  // tokenizer.ggml.model

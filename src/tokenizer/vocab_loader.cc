@@ -12,19 +12,6 @@ namespace ridge {
 
 namespace {
 
-// tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
-uint32_t attr_of_token_type(int64_t type) {
-  switch (type) {
-    case 1: return kAttrNormal;
-    case 2: return kAttrUnknown;
-    case 3: return kAttrControl;
-    case 4: return kAttrUserDefined;
-    case 5: return kAttrUnused;
-    case 6: return kAttrByte;
-    default: return 0;
-  }
-}
-
 // llama.cpp reads vocabulary strings as C strings: a NUL byte ends them.
 std::string c_string(const std::string& s) { return s.substr(0, s.find('\0')); }
 
@@ -70,7 +57,7 @@ void load_tokens(const gguf::GgufFile& file, Vocab& vocab) {
     vocab.id_of[word] = static_cast<int32_t>(i);
     vocab.text[i] = std::move(word);
     if (scores) vocab.score[i] = static_cast<float>((*scores)[i].as_double("tokenizer.ggml.scores"));
-    if (types) vocab.attr[i] = attr_of_token_type((*types)[i].as_int("tokenizer.ggml.token_type"));
+    if (types) vocab.attr[i] = token_type_attr((*types)[i].as_int("tokenizer.ggml.token_type"));
   }
 }
 
@@ -242,6 +229,19 @@ Vocab load_vocab(const gguf::GgufFile& file) {
   detect_end_of_generation(vocab, fim_pad, fim_rep, fim_sep);
   collect_special_tokens(file, vocab);
   return vocab;
+}
+
+// tokenizer.ggml.token_type values (llama.cpp's llama_token_type).
+uint32_t token_type_attr(int64_t type) {
+  switch (type) {
+    case 1: return kAttrNormal;
+    case 2: return kAttrUnknown;
+    case 3: return kAttrControl;
+    case 4: return kAttrUserDefined;
+    case 5: return kAttrUnused;
+    case 6: return kAttrByte;
+    default: return 0;
+  }
 }
 
 }  // namespace ridge

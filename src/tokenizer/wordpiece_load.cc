@@ -150,6 +150,12 @@ WordPieceTokenizer WordPieceTokenizer::from_tokenizer_json(const std::string& pa
         padding.is_object() && padding.contains("pad_id") ? padding["pad_id"].get<int32_t>() : t.find_token("[PAD]");
     const json truncation = j.value("truncation", json());
     if (truncation.is_object()) t.default_max_tokens_ = truncation.value("max_length", int64_t{0});
+    // Every id the templates add must be a token: an encoder would otherwise read past its embeddings.
+    for (const auto* items : {&t.single_, &t.pair_})
+      for (const TemplateItem& item : *items)
+        if (item.id >= t.n_vocab()) fail("the post_processor adds token id {}, outside the vocabulary of {}", item.id, t.n_vocab());
+    for (int32_t id : {t.cls_, t.sep_, t.pad_})
+      if (id >= t.n_vocab()) fail("special token id {} is outside the vocabulary of {}", id, t.n_vocab());
   } catch (const json::exception& e) {
     fail("tokenizer: {}: {}", path, e.what());
   } catch (const Error& e) {

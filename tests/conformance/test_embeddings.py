@@ -166,3 +166,19 @@ def test_generation_is_refused_and_models_lists_the_model(server, minilm):
     assert status == 200
     data = json.loads(reply)["data"]
     assert data[0]["id"] == os.path.basename(minilm) and data[0]["task"] == "embed"
+
+
+def test_embedding_model_beside_a_generative_one(ridge_bin, minilm, default_model, tmp_path):
+    """--embedding-model: one server answers chat with -m and embeddings with the second model."""
+    import openai
+    with running_server(ridge_bin, default_model, "--embedding-model", minilm) as s:
+        client = openai.OpenAI(base_url=s.api_url, api_key="unused")
+        ids = [m.id for m in client.models.list().data]
+        assert ids == [os.path.basename(default_model)[:-len(".gguf")], os.path.basename(minilm)], ids
+        chat = client.chat.completions.create(model=ids[0], max_tokens=4, messages=[{"role": "user", "content": "Hi"}])
+        assert chat.choices[0].message.content
+        got = client.embeddings.create(model=ids[1], input=["The cat sits on the mat."])
+        want = ridge_embed(ridge_bin, minilm, ["The cat sits on the mat."], tmp_path)
+        assert np.array_equal(np.array(got.data[0].embedding, dtype=np.float32), want[0])
+        status, body = s.request("POST", "/v1/embeddings", {"model": ids[0], "input": "x"})
+        assert status == 404, body  # the chat model makes no embeddings

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <random>
 
+#include "random_weights.h"
+
 #include "core/error.h"
 #include "embed/encoder_forward.h"
 #include "kernels/cpu/encoder_attention.h"
@@ -18,16 +20,8 @@
 namespace ridge {
 namespace {
 
-struct TinyBert {
+struct TinyBert : testing::RandomWeights {
   EncoderModel model;
-  std::vector<std::vector<float>> buffers;
-
-  WeightRef tensor(int64_t rows, int64_t cols, std::mt19937& rng, float scale, float offset = 0.0f) {
-    std::normal_distribution<float> normal(0.0f, scale);
-    auto& b = buffers.emplace_back(size_t(rows * cols));
-    for (float& v : b) v = offset + normal(rng);
-    return WeightRef{DType::F32, b.data(), rows, cols};
-  }
 
   explicit TinyBert(int64_t n_embd = 48, int64_t n_head = 4, int64_t n_ff = 80, int64_t n_layer = 2) {
     std::mt19937 rng(7);
@@ -214,6 +208,54 @@ TEST(EncoderAttention, MatchesReferenceOverAwkwardShapes) {
           ASSERT_NEAR(got[i], want[i], 1e-5) << "n " << n << " heads " << n_head << " avx512 " << avx512;
       }
     }
+}
+
+// Grouped KV heads (K/V rows of their own stride), bidirectional windows, and query ranges: each
+// version against the reference, and a query's bits the same whichever range computed it, from keys
+// the call transposed or the caller did.
+TEST(EncoderAttention, GroupsWindowsAndRangesMatchTheReference) {
+  std::mt19937 rng(13);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  struct Shape {
+    int64_t n, n_head, n_group, head_dim, window;
+  };
+  for (const Shape& sh : {Shape{1, 3, 3, 16, 1}, Shape{7, 2, 2, 8, 1}, Shape{40, 3, 3, 17, 4}, Shape{70, 4, 2, 32, 17},
+                          Shape{100, 3, 1, 20, 0}, Shape{150, 3, 3, 256, 33}, Shape{130, 6, 3, 24, 64},
+                          Shape{33, 2, 1, 40, 200}}) {
+    const int64_t n_kv = sh.n_head / sh.n_group;
+    const int64_t stride = sh.n_head * sh.head_dim + 3, kv_stride = n_kv * sh.head_dim + 7;
+    std::vector<float> q(size_t(sh.n * stride)), k(size_t(sh.n * kv_stride)), v(k.size()), want(q.size(), 0.0f);
+    for (auto* buf : {&q, &k, &v})
+      for (float& x : *buf) x = normal(rng);
+    const float scale = 1.0f / 16.0f;
+    ref::encoder_attention(q.data(), k.data(), v.data(), want.data(), stride, sh.n, sh.n_head, sh.head_dim, scale, kv_stride,
+                           sh.n_group, sh.window);
+    for (bool avx512 : {false, true}) {
+      if (avx512 && cpu::best_supported_isa() != cpu::Isa::Avx512Vnni) continue;
+      const auto rows = avx512 ? cpu::encoder_attention_rows_avx512 : cpu::encoder_attention_rows_scalar;
+      std::vector<float> scratch(size_t(avx512 ? cpu::encoder_attention_scratch_floats_avx512(sh.n, sh.head_dim)
+                                               : cpu::encoder_attention_scratch_floats_scalar(sh.n, sh.head_dim)));
+      std::vector<float> whole(q.size(), 0.0f), pieces(q.size(), 0.0f);
+      for (int64_t h = 0; h < sh.n_head; ++h) {
+        cpu::EncoderAttention a{q.data(), k.data(), v.data(), whole.data(), stride, sh.n, sh.head_dim, scale, kv_stride,
+                                sh.n_group, sh.window};
+        rows(a, h, 0, sh.n, scratch.data());  // transposing the keys itself
+        std::vector<float> kt(size_t(sh.head_dim * cpu::encoder_attention_kt_width(sh.n)), NAN);
+        cpu::encoder_attention_transpose_keys(a, h / sh.n_group, kt.data());
+        a.kt = kt.data();
+        a.out = pieces.data();
+        for (int64_t b = 0; b < sh.n;) {  // ranges of awkward sizes
+          const int64_t e = std::min(sh.n, b + 1 + int64_t(rng() % 23));
+          rows(a, h, b, e, scratch.data());
+          b = e;
+        }
+      }
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_NEAR(whole[i], want[i], 2e-5) << "n " << sh.n << " window " << sh.window << " avx512 " << avx512;
+        ASSERT_EQ(whole[i], pieces[i]) << "n " << sh.n << " window " << sh.window << " avx512 " << avx512;
+      }
+    }
+  }
 }
 
 TEST(GeluErf, EveryVersionMatchesTheReference) {
