@@ -25,7 +25,7 @@ struct EmbedOptions {
   int64_t batch_size = 0;
   int64_t max_seq_length = 0;
   bool json_summary = false;
-  std::string dtype = "f32";
+  std::string dtype = "auto";
   bool no_truncate = false;
 };
 
@@ -118,11 +118,11 @@ void run_embed(const EmbedOptions& o) {
     const nlohmann::json summary = {{"model", model->name()}, {"texts", inputs.size()}, {"tokens", tokens},
                                     {"seconds", seconds}, {"texts_per_s", double(inputs.size()) / seconds},
                                     {"tokens_per_s", double(tokens) / seconds}, {"gflops", flops / seconds * 1e-9},
-                                    {"threads", model->encoder().n_threads()}};
+                                    {"threads", model->encoder().n_threads()}, {"dtype", model->dtype()}};
     std::fprintf(stderr, "%s\n", summary.dump().c_str());
   }
-  std::fprintf(stderr, "%s: %zu texts, %lld tokens, %lld dimensions in %.2f s: %.1f texts/s, %.0f tokens/s, %.1f GFLOP/s (%d threads)\n",
-               model->name().c_str(), inputs.size(), (long long)tokens, (long long)dims, seconds,
+  std::fprintf(stderr, "%s (%s): %zu texts, %lld tokens, %lld dimensions in %.2f s: %.1f texts/s, %.0f tokens/s, %.1f GFLOP/s (%d threads)\n",
+               model->name().c_str(), model->dtype().c_str(), inputs.size(), (long long)tokens, (long long)dims, seconds,
                double(inputs.size()) / seconds, double(tokens) / seconds, flops / seconds * 1e-9,
                model->encoder().n_threads());
 }
@@ -143,8 +143,9 @@ void add_embed_command(CLI::App& app) {
   cmd->add_option("--dimensions", o->dimensions, "keep the first N dimensions (Matryoshka), renormalised");
   cmd->add_option("-t,--threads", o->threads, "threads (default: one per core)");
   cmd->add_option("--batch-tokens", o->batch_tokens, "tokens of one encoder pass (texts packed by length)")->capture_default_str();
-  cmd->add_option("--dtype", o->dtype, "the layer matrices at run time: f32 (as stored), bf16, f16, q8_0")
-      ->check(CLI::IsMember({"f32", "bf16", "f16", "q8_0"}))
+  cmd->add_option("--dtype", o->dtype,
+                  "the layer matrices at run time: auto (bf16 on AMX CPUs, else f32), f32 (as stored), bf16, f16, q8_0")
+      ->check(CLI::IsMember({"auto", "f32", "bf16", "f16", "q8_0"}))
       ->capture_default_str();
   cmd->add_option("--batch-size", o->batch_size, "texts in one encoder pass at most (0: as many as --batch-tokens holds)");
   cmd->add_option("--max-seq-length", o->max_seq_length,

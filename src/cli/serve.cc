@@ -36,6 +36,7 @@ struct ServeOptions {
   double request_timeout_s = 600;
   double shutdown_grace_s = 30;
   std::string embedding_model;  // a second model for /v1/embeddings, /v1/rerank, /v1/score
+  std::string embedding_dtype = "auto";
 };
 
 // SIGINT/SIGTERM are blocked in every thread (so they must be blocked before any thread starts)
@@ -73,12 +74,12 @@ ServerConfig server_config(const ServeOptions& o) {
 }
 
 std::unique_ptr<EmbeddingService> load_embedding_service(const std::string& path, const std::string& id, const ServeOptions& o) {
-  auto model = EmbeddingModel::load(path, o.engine.config.n_threads);
+  auto model = EmbeddingModel::load(path, o.engine.config.n_threads, o.embedding_dtype);
   model->max_batch_tokens = std::max<int64_t>(o.engine.config.max_batched_tokens, model->max_tokens());
   auto service = std::make_unique<EmbeddingService>(std::move(model), id);
   const EmbeddingModel& m = service->model();
-  std::fprintf(stderr, "embedding model: %s (%s, %lld layers, %lld dimensions, %s pooling%s, up to %lld tokens a text)\n",
-               service->id().c_str(), m.shape().arch.c_str(), (long long)m.shape().n_layer, (long long)m.dimensions(),
+  std::fprintf(stderr, "embedding model: %s (%s, %s matrices, %lld layers, %lld dimensions, %s pooling%s, up to %lld tokens a text)\n",
+               service->id().c_str(), m.shape().arch.c_str(), m.dtype().c_str(), (long long)m.shape().n_layer, (long long)m.dimensions(),
                std::string(pooling_name(m.pipeline().pooling)).c_str(), m.pipeline().normalize ? ", normalised" : "",
                (long long)m.max_tokens());
   return service;
@@ -171,6 +172,10 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--embedding-model", o->embedding_model,
                   "an embedding model served beside -m for /v1/embeddings, /v1/rerank and /v1/score (a sentence-transformers "
                   "directory, a GGUF bert file, or a fetched name such as all-minilm-l6-v2)");
+  cmd->add_option("--embedding-dtype", o->embedding_dtype,
+                  "an embedding model's matrices: auto (bf16 on AMX CPUs, else f32), f32, bf16, f16, q8_0")
+      ->check(CLI::IsMember({"auto", "f32", "bf16", "f16", "q8_0"}))
+      ->capture_default_str();
   cmd->add_option("--request-timeout", o->request_timeout_s, "seconds before a request is cancelled")->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds requests in flight may take to finish on SIGTERM/SIGINT")->capture_default_str();
   cmd->add_option("--allowed-origins", s.allowed_origins,

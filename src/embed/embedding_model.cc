@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "kernels/cpu/bf16_gemm.h"
 #include "model/gguf/gguf_file.h"
 
 namespace ridge {
@@ -45,11 +46,18 @@ bool EmbeddingModel::is_embedding_model(const std::string& path) {
   }
 }
 
+std::string resolve_embedding_dtype(const std::string& dtype) {
+  if (dtype != "auto") return dtype;
+  return cpu::amx_bf16_usable() ? "bf16" : "f32";
+}
+
 std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads, const std::string& dtype) {
+  const std::string chosen = resolve_embedding_dtype(dtype);
   std::error_code ec;
-  if (fs::is_directory(path, ec) && config_model_type(path) == "gemma3_text")
-    return std::unique_ptr<EmbeddingModel>(new EmbeddingModel(load_gemma_family(path, n_threads, dtype)));
-  return std::unique_ptr<EmbeddingModel>(new EmbeddingModel(load_bert_family(path, n_threads, dtype)));
+  EncoderParts parts = fs::is_directory(path, ec) && config_model_type(path) == "gemma3_text"
+                           ? load_gemma_family(path, n_threads, chosen)
+                           : load_bert_family(path, n_threads, chosen);
+  return std::unique_ptr<EmbeddingModel>(new EmbeddingModel(std::move(parts), chosen));
 }
 
 int64_t EmbeddingModel::max_tokens() const {
