@@ -60,7 +60,7 @@ def reference(gemma, texts):
 
 @pytest.fixture(scope="module")
 def server(ridge_bin, gemma):
-    with running_server(ridge_bin, gemma) as s:
+    with running_server(ridge_bin, gemma, "--embedding-dtype", "f32") as s:
         yield s
 
 

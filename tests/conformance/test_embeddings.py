@@ -35,6 +35,8 @@ def ridge_embed(ridge_bin, model, texts, tmp_path, *args):
     src = tmp_path / "texts.jsonl"
     dst = tmp_path / "vectors.jsonl"
     src.write_text("".join(json.dumps(t) + "\n" for t in texts))
+    if "--dtype" not in args:
+        args = (*args, "--dtype", "f32")  # the file's values, as the servers below run them
     subprocess.run([ridge_bin, "embed", "-m", model, "-i", str(src), "-o", str(dst), "-t", "2", *args],
                    check=True, capture_output=True, text=True)
     rows = [json.loads(line) for line in dst.read_text().splitlines()]
@@ -82,7 +84,7 @@ def test_retrieval_ranking_equals_sentence_transformers(ridge_bin, minilm, tmp_p
 
 @pytest.fixture(scope="module")
 def server(ridge_bin, minilm):
-    with running_server(ridge_bin, minilm) as s:
+    with running_server(ridge_bin, minilm, "--embedding-dtype", "f32") as s:
         yield s
 
 
@@ -171,7 +173,7 @@ def test_generation_is_refused_and_models_lists_the_model(server, minilm):
 def test_embedding_model_beside_a_generative_one(ridge_bin, minilm, default_model, tmp_path):
     """--embedding-model: one server answers chat with -m and embeddings with the second model."""
     import openai
-    with running_server(ridge_bin, default_model, "--embedding-model", minilm) as s:
+    with running_server(ridge_bin, default_model, "--embedding-model", minilm, "--embedding-dtype", "f32") as s:
         client = openai.OpenAI(base_url=s.api_url, api_key="unused")
         ids = [m.id for m in client.models.list().data]
         assert ids == [os.path.basename(default_model)[:-len(".gguf")], os.path.basename(minilm)], ids
