@@ -15,14 +15,7 @@ if [ -x "$BUILD/bin/llama-bench" ] && [ -x "$BUILD/bin/llama-server" ] && [ -x "
   echo "$BUILD/bin"
   exit 0
 fi
-if [ ! -f "$SRC/CMakeLists.txt" ]; then
-  tmp=$(mktemp -d)
-  python3 -m pip download --disable-pip-version-check -q --no-deps --no-binary :all: "llama-cpp-python==0.3.36" -d "$tmp"
-  tar -xzf "$tmp"/llama_cpp_python-*.tar.gz -C "$tmp"
-  mkdir -p "$(dirname "$SRC")"
-  rm -rf "$SRC" && mv "$tmp"/llama_cpp_python-*/vendor/llama.cpp "$SRC"
-  rm -rf "$tmp"
-fi
+"$(dirname "$0")/fetch_llama_cpp_src.sh" >/dev/null
 isa=(-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON)
 if grep -q avx512f /proc/cpuinfo; then
   isa+=(-DGGML_AVX512=ON)

@@ -112,6 +112,11 @@ $PY "$(dirname "$0")/fetch_model.py" qwen2.5-coder-0.5b >/dev/null ||
 $PY "$(dirname "$0")/fetch_model.py" gemma3-270m >/dev/null ||
   echo "warning: gemma3-270m could not be fetched; its conformance test will be skipped" >&2
 
+# llama.cpp's source tree, for its converter (the GGUF side of test_embeddings) and vocabulary files
+# (test_wordpiece); nothing is built.
+"$(dirname "$0")/fetch_llama_cpp_src.sh" >/dev/null ||
+  echo "warning: llama.cpp's sources could not be fetched; the GGUF embedding test will fail" >&2
+
 # all-MiniLM-L6-v2 (a sentence-transformers directory) for the embedding tests against
 # sentence-transformers (test_embeddings, test_wordpiece), which fail and say so without it.
 $PY "$(dirname "$0")/fetch_model.py" all-minilm-l6-v2 >/dev/null ||
