@@ -1,12 +1,16 @@
 // BERT as an embedding family: the WordPiece tokenizer (tokenizer.json, vocab.txt or the GGUF's
 // vocabulary) and EncoderForward over the weights of either layout.
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "embed/encoder_family.h"
 #include "embed/encoder_forward.h"
 #include "embed/encoder_recode.h"
 #include "model/gguf/gguf_file.h"
+#include "model/safetensors/safetensors_checkpoint.h"
 #include "tokenizer/wordpiece.h"
 
 namespace ridge {
@@ -43,6 +47,40 @@ PoolingMode gguf_pooling(const gguf::GgufFile& file) {
   }
 }
 
+// BertForSequenceClassification's number of labels (id2label, else num_labels, else 2), or 0 for
+// another architecture.
+int64_t sequence_classification_labels(const std::string& dir) {
+  std::ifstream in(fs::path(dir) / "config.json");
+  const auto config = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object() || !config.contains("architectures") || !config["architectures"].is_array()) return 0;
+  bool classifier = false;
+  for (const auto& a : config["architectures"]) classifier |= a.is_string() && a.get<std::string>() == "BertForSequenceClassification";
+  if (!classifier) return 0;
+  if (config.contains("id2label") && config["id2label"].is_object() && !config["id2label"].empty())
+    return int64_t(config["id2label"].size());
+  const auto n = config.value("num_labels", int64_t(2));
+  if (n < 1 || n > 4096) fail("{}: config.json: num_labels {} is out of range", dir, n);
+  return n;
+}
+
+// The pooler (dense + tanh on [CLS]) and the classifier as Dense layers after CLS pooling.
+void add_classification_head(const std::string& dir, int64_t n_embd, int64_t labels, EmbeddingPipeline& p) {
+  const SafetensorsCheckpoint c = SafetensorsCheckpoint::open(dir);
+  const auto dense = [&](const std::string& name, int64_t out, int64_t in, DenseLayer::Activation act) {
+    DenseLayer d;
+    d.in = in, d.out = out, d.activation = act;
+    d.weight = tensor_floats(checked_tensor(c, name + ".weight", {out, in}));
+    d.bias = tensor_floats(checked_tensor(c, name + ".bias", {out}));
+    return d;
+  };
+  p = EmbeddingPipeline{};
+  p.pooling = PoolingMode::Cls;
+  p.dense.push_back(dense("bert.pooler.dense", n_embd, n_embd, DenseLayer::Activation::Tanh));
+  p.dense.push_back(dense("classifier", labels, n_embd,
+                          labels == 1 ? DenseLayer::Activation::Sigmoid : DenseLayer::Activation::Identity));
+  p.cross_encoder = true;
+}
+
 }  // namespace
 
 EncoderParts load_bert_family(const std::string& path, int n_threads, const std::string& dtype) {
@@ -54,6 +92,8 @@ EncoderParts load_bert_family(const std::string& path, int n_threads, const std:
   if (fs::is_directory(path, ec)) {
     *model = load_bert_safetensors(path);
     parts.pipeline = read_embedding_pipeline(path, model->spec.n_embd);
+    if (const int64_t labels = sequence_classification_labels(path); labels > 0)
+      add_classification_head(path, model->spec.n_embd, labels, parts.pipeline);
     const fs::path tokenizer_json = fs::path(path) / "tokenizer.json";
     parts.tokenizer = std::make_unique<WordPieceEmbeddingTokenizer>(
         fs::exists(tokenizer_json) ? WordPieceTokenizer::from_tokenizer_json(tokenizer_json.string())

@@ -54,7 +54,9 @@ std::vector<float> DenseLayer::apply(std::span<const float> x) const {
     double acc = bias.empty() ? 0.0 : double(bias[size_t(o)]);
     const float* w = weight.data() + o * in;
     for (int64_t i = 0; i < in; ++i) acc += double(w[i]) * double(x[size_t(i)]);
-    y[size_t(o)] = activation == Activation::Tanh ? float(std::tanh(acc)) : float(acc);
+    y[size_t(o)] = activation == Activation::Tanh      ? float(std::tanh(acc))
+                   : activation == Activation::Sigmoid ? float(1.0 / (1.0 + std::exp(-acc)))
+                                                       : float(acc);
   }
   return y;
 }

@@ -21,7 +21,7 @@ struct DenseLayer {
   int64_t in = 0, out = 0;
   std::vector<float> weight;
   std::vector<float> bias;  // empty: none
-  enum class Activation { Identity, Tanh } activation = Activation::Identity;
+  enum class Activation { Identity, Tanh, Sigmoid } activation = Activation::Identity;
   std::vector<float> apply(std::span<const float> x) const;
 };
 

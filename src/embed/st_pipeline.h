@@ -22,6 +22,10 @@ struct EmbeddingPipeline {
   bool normalize = false;
   std::map<std::string, std::string> prompts;  // name -> text prepended ("query" -> "task: search result | query: ")
   std::string default_prompt_name;             // "" when none
+  // A cross-encoder (BertForSequenceClassification): the input is a pair, the "vector" its scores
+  // (CLS through the pooler and the classifier, a sigmoid for one label, as sentence-transformers'
+  // CrossEncoder.predict gives them), and /v1/rerank and /v1/score run pairs through it.
+  bool cross_encoder = false;
   int64_t output_dim(int64_t n_embd) const { return dense.empty() ? n_embd : dense.back().out; }
   // The text of prompt `name`; error listing the model's prompts when it has none of that name.
   const std::string& prompt(const std::string& name) const;

@@ -114,6 +114,18 @@ std::vector<float> pair_scores(EmbeddingService& service, const std::vector<std:
                                const std::function<bool()>& gone, int64_t& tokens) {
   const EmbeddingModel& m = service.model();
   std::vector<EmbeddingInput> inputs;
+  const size_t n = std::max(left.size(), right.size());
+  if (m.pipeline().cross_encoder) {
+    // Each pair through the model at once: its one output is the score.
+    if (m.dimensions() != 1)
+      throw ApiError(400, fmt::format("'{}' is a classifier of {} labels, not a reranker of one score", service.id(), m.dimensions()));
+    for (size_t i = 0; i < n; ++i)
+      inputs.push_back(prepared(right_field, i, [&] {
+        return m.prepare_pair(left[left.size() == 1 ? 0 : i], right[right.size() == 1 ? 0 : i]);
+      }));
+    std::vector<float> scores = run(service, std::move(inputs), gone, tokens);
+    return scores;
+  }
   const std::string qp = side_prompt(service, "query"), dp = side_prompt(service, "document");
   for (size_t i = 0; i < left.size(); ++i)
     inputs.push_back(prepared(left_field, i, [&] { return m.prepare(left[i], qp, truncate); }));
@@ -122,7 +134,6 @@ std::vector<float> pair_scores(EmbeddingService& service, const std::vector<std:
   const std::vector<float> v = run(service, std::move(inputs), gone, tokens);
   if (v.empty()) return {};
   const int64_t dims = m.dimensions();
-  const size_t n = std::max(left.size(), right.size());
   std::vector<float> scores(n);
   for (size_t i = 0; i < n; ++i) {
     const size_t l = left.size() == 1 ? 0 : i, r = left.size() + (right.size() == 1 ? 0 : i);
@@ -137,6 +148,10 @@ std::string embeddings_reply(EmbeddingService& service, std::string_view text, c
   const Json body = request_fields::parse_body(text);
   check_model(service, body);
   const EmbeddingModel& m = service.model();
+  if (m.pipeline().cross_encoder)
+    throw ApiError(400, fmt::format("'{}' is a cross-encoder: it scores pairs (/v1/rerank, /v1/score), it makes no embeddings",
+                                    service.id()),
+                   "model", "model_not_supported");
   const bool truncate = bool_field(body, "truncate", false);
   std::string prompt_name;
   if (const Json* p = member(body, "prompt_name")) {
