@@ -274,4 +274,19 @@ std::string score_reply(EmbeddingService& service, std::string_view text, const 
                    {"data", std::move(data)}, {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}});
 }
 
+std::string embedding_metrics(const EmbeddingService& service) {
+  const EmbeddingStats st = service.stats();
+  std::string out;
+  const auto counter = [&](const char* name, const char* help, double value) {
+    out += fmt::format("# HELP ridge:{} {}\n# TYPE ridge:{} counter\nridge:{}{{model_name=\"{}\"}} {}\n", name, help, name, name,
+                       service.id(), value);
+  };
+  counter("embedding_requests_total", "Requests answered by the embedding model.", double(st.requests));
+  counter("embedding_inputs_total", "Texts and pairs embedded or scored.", double(st.inputs));
+  counter("embedding_tokens_total", "Tokens through the embedding model.", double(st.tokens));
+  counter("embedding_passes_total", "Encoder passes run (texts packed together).", double(st.passes));
+  counter("embedding_busy_seconds_total", "Seconds the embedding model's worker computed.", st.busy_seconds);
+  return out;
+}
+
 }  // namespace ridge

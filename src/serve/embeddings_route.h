@@ -23,5 +23,7 @@ namespace ridge {
 std::string embeddings_reply(EmbeddingService& service, std::string_view body, const std::function<bool()>& client_gone);
 std::string rerank_reply(EmbeddingService& service, std::string_view body, const std::function<bool()>& client_gone);
 std::string score_reply(EmbeddingService& service, std::string_view body, const std::function<bool()>& client_gone);
+// The embedding model's counters in Prometheus' text format (names under "ridge:", labelled by model).
+std::string embedding_metrics(const EmbeddingService& service);
 
 }  // namespace ridge

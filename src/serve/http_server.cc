@@ -345,7 +345,9 @@ void HttpServer::Impl::install_routes() {
   });
   http.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", kJson); });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    res.set_content(with_metrics_prefix(metrics.prometheus(backend.stats()), config.metrics_prefix),
+    std::string text = metrics.prometheus(backend.stats());
+    if (embeddings) text += embedding_metrics(*embeddings);
+    res.set_content(with_metrics_prefix(text, config.metrics_prefix),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
   http.Get("/metrics/json", [this](const httplib::Request&, httplib::Response& res) {

@@ -161,6 +161,17 @@ def test_long_text_truncated_when_asked_and_many_inputs(server):
     assert status == 400  # more inputs than one request may hold
 
 
+def test_embedding_metrics(server, minilm):
+    before = server.metrics()
+    key = 'ridge:embedding_inputs_total{model_name="%s"}' % os.path.basename(minilm)
+    status, _ = server.request("POST", "/v1/embeddings", {"input": ["one", "two", "three"]})
+    assert status == 200
+    after = server.metrics()
+    assert after[key] - before.get(key, 0.0) == 3
+    tokens = 'ridge:embedding_tokens_total{model_name="%s"}' % os.path.basename(minilm)
+    assert after[tokens] - before.get(tokens, 0.0) == 9  # [CLS] word [SEP], three times
+
+
 def test_generation_is_refused_and_models_lists_the_model(server, minilm):
     status, reply = server.request("POST", "/v1/completions", {"prompt": "hello", "max_tokens": 4})
     assert status == 400 and b"embedding model" in reply
