@@ -26,6 +26,7 @@ struct EmbedOptions {
   int64_t max_seq_length = 0;
   bool json_summary = false;
   std::string dtype = "auto";
+  std::string pooling;
   bool no_truncate = false;
 };
 
@@ -69,7 +70,7 @@ void run_embed(const EmbedOptions& o) {
   if (!o.input.empty()) read_inputs(o.input, texts, ids);
   if (texts.empty()) fail("nothing to embed: give -p TEXT or -i FILE.jsonl");
   const std::string path = resolve_model_path(o.model);
-  auto model = EmbeddingModel::load(path, o.threads, o.dtype);
+  auto model = EmbeddingModel::load(path, o.threads, o.dtype, o.pooling);
   model->max_batch_tokens = o.batch_tokens;
   model->max_batch_texts = o.batch_size;
   if (o.max_seq_length > 0) model->set_max_tokens(o.max_seq_length);
@@ -147,6 +148,9 @@ void add_embed_command(CLI::App& app) {
                   "the layer matrices at run time: auto (bf16 on AMX CPUs, else f32), f32 (as stored), bf16, f16, q8_0")
       ->check(CLI::IsMember({"auto", "f32", "bf16", "f16", "q8_0"}))
       ->capture_default_str();
+  cmd->add_option("--pooling", o->pooling,
+                  "pool a decoder GGUF's states: last (Qwen3-Embedding style), mean, cls (default: the file's pooling type)")
+      ->check(CLI::IsMember({"last", "mean", "cls"}));
   cmd->add_option("--batch-size", o->batch_size, "texts in one encoder pass at most (0: as many as --batch-tokens holds)");
   cmd->add_option("--max-seq-length", o->max_seq_length,
                   "cut texts to N tokens (default: the model's max_seq_length, else its positions)");

@@ -22,6 +22,15 @@ bool is_gguf(const std::string& path) {
   return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
 }
 
+// general.architecture of a GGUF, or "" when it cannot be read.
+std::string gguf_architecture(const std::string& path) {
+  try {
+    return gguf::GgufFile::open(path).get_string("general.architecture").value_or("");
+  } catch (const Error&) {
+    return "";
+  }
+}
+
 // config.json's model_type, or "" without one.
 std::string config_model_type(const std::string& dir) {
   std::ifstream in(fs::path(dir) / "config.json");
@@ -39,11 +48,7 @@ bool EmbeddingModel::is_embedding_model(const std::string& path) {
     return config_model_type(path) == "bert";
   }
   if (!is_gguf(path)) return false;
-  try {
-    return gguf::GgufFile::open(path).get_string("general.architecture").value_or("") == "bert";
-  } catch (const Error&) {
-    return false;
-  }
+  return gguf_architecture(path) == "bert" || gguf_pooling_type(path).has_value();
 }
 
 std::string resolve_embedding_dtype(const std::string& dtype) {
@@ -51,12 +56,20 @@ std::string resolve_embedding_dtype(const std::string& dtype) {
   return cpu::amx_bf16_usable() ? "bf16" : "f32";
 }
 
-std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads, const std::string& dtype) {
-  const std::string chosen = resolve_embedding_dtype(dtype);
+std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, int n_threads, const std::string& dtype,
+                                                     const std::string& pooling) {
+  std::string chosen = resolve_embedding_dtype(dtype);
   std::error_code ec;
-  EncoderParts parts = fs::is_directory(path, ec) && config_model_type(path) == "gemma3_text"
-                           ? load_gemma_family(path, n_threads, chosen)
-                           : load_bert_family(path, n_threads, chosen);
+  EncoderParts parts;
+  if (fs::is_directory(path, ec)) {
+    parts = config_model_type(path) == "gemma3_text" ? load_gemma_family(path, n_threads, chosen)
+                                                     : load_bert_family(path, n_threads, chosen);
+  } else if (gguf_architecture(path) != "bert") {
+    parts = load_decoder_family(path, n_threads, pooling);
+    chosen = "as stored";
+  } else {
+    parts = load_bert_family(path, n_threads, chosen);
+  }
   return std::unique_ptr<EmbeddingModel>(new EmbeddingModel(std::move(parts), chosen));
 }
 

@@ -28,12 +28,16 @@ struct EmbeddingInput {
 class EmbeddingModel {
  public:
   // A directory whose config.json is a BERT model or that has modules.json, or a GGUF whose
-  // architecture is "bert". Cheap: reads only the config or the GGUF header.
+  // architecture is "bert" or that names a pooling type (a decoder converted for embeddings).
+  // Cheap: reads only the config or the GGUF header.
   static bool is_embedding_model(const std::string& path);
   // Error naming what is missing or unsupported. n_threads <= 0: one per core. dtype: the layer
   // matrices re-encoded at load (embed/encoder_recode.h: "f32" keeps the file's values; "auto":
   // resolve_embedding_dtype).
-  static std::unique_ptr<EmbeddingModel> load(const std::string& path, int n_threads = 0, const std::string& dtype = "auto");
+  // pooling: "" (the model's own), or "last" / "mean" / "cls" to embed with a decoder GGUF that names
+  // none (embed/decoder_family.cc).
+  static std::unique_ptr<EmbeddingModel> load(const std::string& path, int n_threads = 0, const std::string& dtype = "auto",
+                                              const std::string& pooling = "");
   const std::string& dtype() const { return dtype_; }  // what "auto" became
 
   const std::string& name() const { return parts_.name; }
