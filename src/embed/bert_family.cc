@@ -36,17 +36,6 @@ class WordPieceEmbeddingTokenizer final : public EmbeddingTokenizer {
   WordPieceTokenizer t_;
 };
 
-// llama.cpp's pooling types (LLAMA_POOLING_TYPE_*): 1 mean, 2 cls, 3 last.
-PoolingMode gguf_pooling(const gguf::GgufFile& file) {
-  const int64_t type = file.get_int("bert.pooling_type").value_or(1);
-  switch (type) {
-    case 1: return PoolingMode::Mean;
-    case 2: return PoolingMode::Cls;
-    case 3: return PoolingMode::LastToken;
-    default: fail("bert.pooling_type {} is not one ridge runs (1 mean, 2 cls, 3 last)", type);
-  }
-}
-
 // BertForSequenceClassification's number of labels (id2label, else num_labels, else 2), or 0 for
 // another architecture.
 int64_t sequence_classification_labels(const std::string& dir) {
@@ -104,7 +93,7 @@ EncoderParts load_bert_family(const std::string& path, int n_threads, const std:
     *model = load_bert_gguf(path);
     const gguf::GgufFile file = gguf::GgufFile::open(path);
     try {
-      parts.pipeline.pooling = gguf_pooling(file);
+      parts.pipeline.pooling = pooling_from_llama_type(file.get_int("bert.pooling_type").value_or(1));
       parts.tokenizer = std::make_unique<WordPieceEmbeddingTokenizer>(WordPieceTokenizer::from_gguf(file));
     } catch (const Error& e) {
       fail("{}: {}", path, e.what());

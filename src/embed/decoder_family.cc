@@ -80,16 +80,6 @@ class DecoderEncoder final : public Encoder {
   EncoderShape shape_;
 };
 
-// llama.cpp's pooling types: 1 mean, 2 cls (the first token), 3 last.
-PoolingMode pooling_of(int64_t type) {
-  switch (type) {
-    case 1: return PoolingMode::Mean;
-    case 2: return PoolingMode::Cls;
-    case 3: return PoolingMode::LastToken;
-    default: fail("pooling type {} is not one ridge runs (1 mean, 2 cls, 3 last)", type);
-  }
-}
-
 }  // namespace
 
 std::optional<int64_t> gguf_pooling_type(const std::string& path) {
@@ -109,7 +99,7 @@ EncoderParts load_decoder_family(const std::string& path, int n_threads, const s
   if (pooling == "last") parts.pipeline.pooling = PoolingMode::LastToken;
   else if (pooling == "mean") parts.pipeline.pooling = PoolingMode::Mean;
   else if (pooling == "cls") parts.pipeline.pooling = PoolingMode::Cls;
-  else if (const auto type = file->get_int(arch + ".pooling_type")) parts.pipeline.pooling = pooling_of(*type);
+  else if (const auto type = file->get_int(arch + ".pooling_type")) parts.pipeline.pooling = pooling_from_llama_type(*type);
   else fail("{}: a {} model with no pooling type: pass --pooling last (or mean, cls) to embed with it", path, arch);
   parts.pipeline.normalize = true;  // as llama.cpp's embeddings are returned
   parts.tokenizer = std::make_unique<GgufEmbeddingTokenizer>(Tokenizer::from_gguf(*file));

@@ -18,6 +18,15 @@ std::string_view pooling_name(PoolingMode mode) {
   return "?";
 }
 
+PoolingMode pooling_from_llama_type(int64_t type) {
+  switch (type) {
+    case 1: return PoolingMode::Mean;
+    case 2: return PoolingMode::Cls;
+    case 3: return PoolingMode::LastToken;
+    default: fail("pooling type {} is not one ridge runs (1 mean, 2 cls, 3 last)", type);
+  }
+}
+
 void pool_tokens(const float* states, int64_t n_tokens, int64_t n_embd, PoolingMode mode, int64_t skip, float* out) {
   if (n_tokens <= 0) fail("cannot pool a text of no tokens");
   const int64_t first = mode == PoolingMode::Cls ? 0 : std::min(std::max<int64_t>(skip, 0), n_tokens - 1);

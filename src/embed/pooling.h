@@ -11,6 +11,9 @@ namespace ridge {
 
 enum class PoolingMode { Mean, Cls, Max, MeanSqrtLen, LastToken };
 std::string_view pooling_name(PoolingMode mode);
+// llama.cpp's pooling types (a GGUF's <arch>.pooling_type): 1 mean, 2 cls (the first token), 3 last;
+// Error for the others (none, rank).
+PoolingMode pooling_from_llama_type(int64_t type);
 
 // out (n_embd) from a text's token states (n_tokens, n_embd); the first `skip` tokens (a prompt the
 // pooling leaves out) do not count, except for CLS, which is always token 0.
