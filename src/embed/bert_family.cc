@@ -90,8 +90,9 @@ EncoderParts load_bert_family(const std::string& path, int n_threads, const std:
     parts.name = fs::path(path).filename().string();
     if (parts.name.empty()) parts.name = fs::path(path).parent_path().filename().string();
   } else {
-    *model = load_bert_gguf(path);
-    const gguf::GgufFile file = gguf::GgufFile::open(path);
+    const auto opened = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
+    *model = load_bert_gguf(opened, path);
+    const gguf::GgufFile& file = *opened;
     try {
       parts.pipeline.pooling = pooling_from_llama_type(file.get_int("bert.pooling_type").value_or(1));
       parts.tokenizer = std::make_unique<WordPieceEmbeddingTokenizer>(WordPieceTokenizer::from_gguf(file));

@@ -82,16 +82,6 @@ class DecoderEncoder final : public Encoder {
 
 }  // namespace
 
-std::optional<int64_t> gguf_pooling_type(const std::string& path) {
-  try {
-    const gguf::GgufFile file = gguf::GgufFile::open(path);
-    const std::string arch = file.get_string("general.architecture").value_or("");
-    return file.get_int(arch + ".pooling_type");
-  } catch (const Error&) {
-    return std::nullopt;
-  }
-}
-
 EncoderParts load_decoder_family(const std::string& path, int n_threads, const std::string& pooling) {
   EncoderParts parts;
   auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));

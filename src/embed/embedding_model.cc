@@ -22,12 +22,20 @@ bool is_gguf(const std::string& path) {
   return in.read(magic, 4) && std::string_view(magic, 4) == "GGUF";
 }
 
-// general.architecture of a GGUF, or "" when it cannot be read.
-std::string gguf_architecture(const std::string& path) {
+// A GGUF's general.architecture ("" when it cannot be read) and whether it names a pooling type
+// (<arch>.pooling_type: a decoder converted for embeddings), from one read of its header.
+struct GgufKind {
+  std::string arch;
+  bool has_pooling = false;
+};
+GgufKind gguf_kind(const std::string& path) {
   try {
-    return gguf::GgufFile::open(path).get_string("general.architecture").value_or("");
+    const gguf::GgufFile file = gguf::GgufFile::open(path);
+    GgufKind kind{file.get_string("general.architecture").value_or(""), false};
+    kind.has_pooling = file.get_int(kind.arch + ".pooling_type").has_value();
+    return kind;
   } catch (const Error&) {
-    return "";
+    return {};
   }
 }
 
@@ -48,7 +56,8 @@ bool EmbeddingModel::is_embedding_model(const std::string& path) {
     return config_model_type(path) == "bert";
   }
   if (!is_gguf(path)) return false;
-  return gguf_architecture(path) == "bert" || gguf_pooling_type(path).has_value();
+  const GgufKind kind = gguf_kind(path);
+  return kind.arch == "bert" || kind.has_pooling;
 }
 
 std::string resolve_embedding_dtype(const std::string& dtype) {
@@ -64,7 +73,7 @@ std::unique_ptr<EmbeddingModel> EmbeddingModel::load(const std::string& path, in
   if (fs::is_directory(path, ec)) {
     parts = config_model_type(path) == "gemma3_text" ? load_gemma_family(path, n_threads, chosen)
                                                      : load_bert_family(path, n_threads, chosen);
-  } else if (gguf_architecture(path) != "bert") {
+  } else if (gguf_kind(path).arch != "bert") {
     parts = load_decoder_family(path, n_threads, pooling);
     chosen = "as stored";
   } else {

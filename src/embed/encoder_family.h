@@ -2,7 +2,6 @@
 // A loaded embedding model's parts, as each family's loader makes them: the tokenizer, the encoder,
 // the sentence-transformers pipeline (or the GGUF's pooling), and what keeps the weights alive.
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "embed/encoder.h"
@@ -27,7 +26,5 @@ EncoderParts load_gemma_family(const std::string& path, int n_threads, const std
 // Any decoder GGUF ridge runs, causal, its final norm's states pooled as `pooling` says ("last",
 // "mean", "cls"; "" for the file's <arch>.pooling_type), normalised. The matrices stay as stored.
 EncoderParts load_decoder_family(const std::string& path, int n_threads, const std::string& pooling);
-// A GGUF's <arch>.pooling_type (llama.cpp's: 1 mean, 2 cls, 3 last), or nullopt.
-std::optional<int64_t> gguf_pooling_type(const std::string& path);
 
 }  // namespace ridge

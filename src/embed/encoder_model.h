@@ -14,6 +14,10 @@
 
 namespace ridge {
 
+namespace gguf {
+class GgufFile;
+}
+
 struct EncoderSpec {
   std::string arch = "bert";
   std::string name;
@@ -77,5 +81,7 @@ EncoderModel load_bert_safetensors(const std::string& dir);
 // token_embd_norm, blk.N.attn_{q,k,v,output}, attn_output_norm, ffn_up, ffn_down,
 // layer_output_norm). Error naming the key or tensor.
 EncoderModel load_bert_gguf(const std::string& path);
+// The same from a file already open (its tokenizer is read from it too); `path` names it in errors.
+EncoderModel load_bert_gguf(std::shared_ptr<const gguf::GgufFile> file, const std::string& path);
 
 }  // namespace ridge

@@ -15,10 +15,14 @@ struct BertGgufStorage {
 }  // namespace
 
 EncoderModel load_bert_gguf(const std::string& path) {
+  return load_bert_gguf(std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path)), path);
+}
+
+EncoderModel load_bert_gguf(std::shared_ptr<const gguf::GgufFile> opened, const std::string& path) {
   EncoderModel model;
   try {
     auto storage = std::make_shared<BertGgufStorage>();
-    storage->file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
+    storage->file = std::move(opened);
     const gguf::GgufFile& file = *storage->file;
     const std::string arch = file.get_string("general.architecture").value_or("");
     if (arch != "bert") fail("general.architecture '{}' is not an encoder ridge runs (bert)", arch);
