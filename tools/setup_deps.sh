@@ -3,7 +3,7 @@
 # With arguments, installs those packages instead (tools/setup_fuzz_deps.sh).
 set -euo pipefail
 if [ $# -gt 0 ]; then packages=("$@"); else packages=(build-essential cmake ninja-build ccache libfmt-dev nlohmann-json3-dev libcli11-dev libgtest-dev
-          libbenchmark-dev libcpp-httplib-dev pkg-config python3 python3-pip libopenmpi-dev openmpi-bin
+          libbenchmark-dev libcpp-httplib-dev libssl-dev pkg-config python3 python3-pip libopenmpi-dev openmpi-bin
           libucx-dev libzmq3-dev libmsgpack-cxx-dev zlib1g-dev); fi
 missing=()
 for p in "${packages[@]}"; do

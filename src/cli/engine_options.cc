@@ -5,8 +5,10 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "dist/lockstep.h"
 #include "kv_events/zmq_publisher.h"
 #include "model/kv_shape.h"
@@ -125,10 +127,9 @@ std::shared_ptr<KvEventSink> kv_event_publisher(const EngineCliOptions& o, const
   p.format.encoding = *kv_events::parse_event_encoding(o.kv_events_encoding);
   p.format.medium = resolve_device(c.device) == Device::Cuda ? "GPU" : "CPU";
   std::shared_ptr<kv_events::ZmqPublisher> publisher = kv_events::make_zmq_publisher(p);
-  std::fprintf(stderr, "kv events: %s %s%s%s\n", publisher->bound() ? "publishing on" : "publishing to",
-               publisher->endpoint().c_str(), p.replay_endpoint.empty() ? "" : ", replay on ",
-               publisher->replay_endpoint().c_str());
-  if (!c.prefix_caching) std::fprintf(stderr, "kv events: --no-prefix-caching: no block is cached, so none is published\n");
+  log_info("kv events: {} {}{}{}", publisher->bound() ? "publishing on" : "publishing to", publisher->endpoint(),
+           p.replay_endpoint.empty() ? "" : ", replay on ", publisher->replay_endpoint());
+  if (!c.prefix_caching) log_warning("kv events: --no-prefix-caching: no block is cached, so none is published");
   return publisher;
 }
 
@@ -211,12 +212,15 @@ void print_memory_plan(const Engine& engine, const LoadedModel& m) {
   const KvLayout kv = kv_layout_of(m.model.spec, c.block_size, 1, c.kv_dtype);
   const std::string shape = kv.keys_only ? fmt::format("{} layers x one latent row of {}", kv.n_layer, kv.head_dim)
                                          : fmt::format("{} layers x 2 x {} kv heads x {} dims", kv.n_layer, kv.n_kv_heads, kv.head_dim);
-  std::fprintf(stderr,
-               "memory plan: weights %.1f MiB | KV %s %lld bytes/token (%s) | "
-               "pool %.1f MiB = %d blocks x %d tokens = %lld tokens = %lld sequences of %lld tokens\n",
-               mib(engine.weight_bytes()), std::string(kv_dtype_name(c.kv_dtype)).c_str(), (long long)p.bytes_per_token,
-               shape.c_str(), mib(int64_t(p.n_blocks) * p.bytes_per_block), p.n_blocks, c.block_size, (long long)p.n_tokens,
-               (long long)p.full_context_seqs, (long long)c.n_ctx);
+  const std::string text = fmt::format(
+      "memory plan: weights {:.1f} MiB | KV {} {} bytes/token ({}) | "
+      "pool {:.1f} MiB = {} blocks x {} tokens = {} tokens = {} sequences of {} tokens",
+      mib(engine.weight_bytes()), kv_dtype_name(c.kv_dtype), p.bytes_per_token, shape, mib(int64_t(p.n_blocks) * p.bytes_per_block),
+      p.n_blocks, c.block_size, p.n_tokens, p.full_context_seqs, c.n_ctx);
+  log_line(LogLevel::kInfo, text,
+           {{"weight_bytes", engine.weight_bytes()}, {"kv_dtype", kv_dtype_name(c.kv_dtype)}, {"kv_bytes_per_token", p.bytes_per_token},
+            {"kv_blocks", p.n_blocks}, {"block_size", c.block_size}, {"kv_tokens", p.n_tokens},
+            {"full_context_sequences", p.full_context_seqs}, {"ctx_size", c.n_ctx}});
 }
 
 }  // namespace ridge::cli

@@ -13,10 +13,13 @@
 #include "cli/commands.h"
 #include "cli/disagg_options.h"
 #include "cli/engine_options.h"
+#include "cli/serve_models.h"
 #include "cli/slo_setup.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "embed/embedding_service.h"
 #include "model/model_store.h"
+#include "models/model_source.h"
 #include "serve/embedding_only_backend.h"
 #include "serve/engine_backend.h"
 #include "serve/http_server.h"
@@ -37,6 +40,8 @@ struct ServeOptions {
   double shutdown_grace_s = 30;
   std::string embedding_model;  // a second model for /v1/embeddings, /v1/rerank, /v1/score
   std::string embedding_dtype = "auto";
+  MultiModelCliOptions many;  // -m more than once, --models-dir
+  std::string log_format = "text";  // json: one JSON object a line on stderr, an access line per request
 };
 
 // SIGINT/SIGTERM are blocked in every thread (so they must be blocked before any thread starts)
@@ -57,7 +62,7 @@ void run_until_stopped(HttpServer& server, const sigset_t& signals, double grace
     int sig = 0;
     sigwait(&signals, &sig);
     if (signalled.exchange(true)) return;
-    std::fprintf(stderr, "ridge serve: %s, finishing requests in flight (up to %.0f s)\n", strsignal(sig), grace_s);
+    log_info("ridge serve: {}, finishing requests in flight (up to {:.0f} s)", strsignal(sig), grace_s);
     server.shutdown();
   });
   server.run();
@@ -73,15 +78,16 @@ ServerConfig server_config(const ServeOptions& o) {
   return config;
 }
 
+const char* scheme(const ServerConfig& config) { return config.ssl_certfile.empty() ? "http" : "https"; }
+
 std::unique_ptr<EmbeddingService> load_embedding_service(const std::string& path, const std::string& id, const ServeOptions& o) {
   auto model = EmbeddingModel::load(path, o.engine.config.n_threads, o.embedding_dtype);
   model->max_batch_tokens = std::max<int64_t>(o.engine.config.max_batched_tokens, model->max_tokens());
   auto service = std::make_unique<EmbeddingService>(std::move(model), id);
   const EmbeddingModel& m = service->model();
-  std::fprintf(stderr, "embedding model: %s (%s, %s matrices, %lld layers, %lld dimensions, %s pooling%s, up to %lld tokens a text)\n",
-               service->id().c_str(), m.shape().arch.c_str(), m.dtype().c_str(), (long long)m.shape().n_layer, (long long)m.dimensions(),
-               std::string(pooling_name(m.pipeline().pooling)).c_str(), m.pipeline().normalize ? ", normalised" : "",
-               (long long)m.max_tokens());
+  log_info("embedding model: {} ({}, {} matrices, {} layers, {} dimensions, {} pooling{}, up to {} tokens a text)",
+           service->id(), m.shape().arch, m.dtype(), m.shape().n_layer, m.dimensions(), pooling_name(m.pipeline().pooling),
+           m.pipeline().normalize ? ", normalised" : "", m.max_tokens());
   return service;
 }
 
@@ -93,16 +99,34 @@ void serve_embeddings_only(const ServeOptions& o, const std::string& path, const
   HttpServer server(backend, config);
   server.set_embeddings(service.get(), /*listed=*/false);
   const int port = server.bind();
-  std::fprintf(stderr, "ridge serve: %s on http://%s:%d/ (/v1/embeddings, /v1/rerank, /v1/score)\n", service->id().c_str(),
-               config.host.c_str(), port);
+  log_info("ridge serve: {} on {}://{}:{}/ (/v1/embeddings, /v1/rerank, /v1/score)", service->id(), scheme(config),
+           config.host, port);
   run_until_stopped(server, signals, o.shutdown_grace_s);
-  std::fprintf(stderr, "ridge serve: stopped\n");
+  log_info("ridge serve: stopped");
 }
 
 void serve(ServeOptions& o) {
   const sigset_t signals = shutdown_signals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a client that hangs up is a failed write, not the end of the process
+  set_log_format(log_format_from_name(o.log_format));
+
+  if (o.many.active()) {
+    if (!o.embedding_model.empty()) fail("--embedding-model: with several models, give the embedding model as one more -m");
+    if (!o.slo.slo.empty()) fail("--slo applies to one model: it cannot be combined with several models yet");
+    if (!o.served_model_name.empty()) fail("--served-model-name names one model: with several, use -m NAME=SOURCE");
+    const ModelServeSettings settings{o.tool_call_parser, o.reasoning_format, o.reasoning_budget, o.embedding_dtype};
+    serve_many_models(o.many, o.engine, settings, server_config(o),
+                      [&](HttpServer& server) { run_until_stopped(server, signals, o.shutdown_grace_s); });
+    log_info("ridge serve: stopped");
+    return;
+  }
+  if (o.many.models.size() == 1) {  // -m [NAME=]SOURCE
+    const std::string& arg = o.many.models[0];
+    const models::ModelSource source = models::parse_model_arg(arg);
+    o.engine.model = source.source;
+    if (arg != source.source && o.served_model_name.empty()) o.served_model_name = source.name;
+  }
 
   if (const std::string path = resolve_model_path(o.engine.model); EmbeddingModel::is_embedding_model(path)) {
     if (!o.embedding_model.empty()) fail("-m is an embedding model already; --embedding-model adds one to a generative model");
@@ -128,11 +152,10 @@ void serve(ServeOptions& o) {
     reasoning = chat::detect_reasoning_tags(m->chat.source);
   EngineBackend backend(engine, m->chat, o.served_model_name.empty() ? m->name : o.served_model_name, tools, reasoning,
                         o.reasoning_budget);
-  std::fprintf(stderr, "tool calling: %s\n",
-               tools ? std::string(tools->name()).c_str() : "none (the chat template has no tool format; see --tool-call-parser)");
+  log_info("tool calling: {}", tools ? std::string(tools->name()) : "none (the chat template has no tool format; see --tool-call-parser)");
   if (reasoning)
-    std::fprintf(stderr, "reasoning: %s ... %s goes to reasoning_content (--reasoning-format none keeps it in content)\n",
-                 reasoning->open.c_str(), reasoning->close.c_str());
+    log_info("reasoning: {} ... {} goes to reasoning_content (--reasoning-format none keeps it in content)", reasoning->open,
+             reasoning->close);
 
   const ServerConfig config = server_config(o);
   HttpServer server(backend, config);
@@ -140,12 +163,12 @@ void serve(ServeOptions& o) {
   if (disagg) attach_disaggregation(*disagg, engine, m->model, server);
   const int port = server.bind();
   engine.start();
-  std::fprintf(stderr, "ridge serve: %s (context %lld) on http://%s:%d/ (OpenAI and Anthropic APIs under /v1, metrics at /metrics)\n",
-               backend.model_id().c_str(), (long long)backend.n_ctx(), config.host.c_str(), port);
+  log_info("ridge serve: {} (context {}) on {}://{}:{}/ (OpenAI and Anthropic APIs under /v1, metrics at /metrics)",
+           backend.model_id(), backend.n_ctx(), scheme(config), config.host, port);
 
   run_until_stopped(server, signals, o.shutdown_grace_s);
   engine.stop();
-  std::fprintf(stderr, "ridge serve: stopped\n");
+  log_info("ridge serve: stopped");
 }
 
 }  // namespace
@@ -181,12 +204,20 @@ void add_serve_command(CLI::App& app) {
   cmd->add_option("--allowed-origins", s.allowed_origins,
                   "origins whose web pages may call the API (CORS; '*' for any), e.g. --allowed-origins https://app.example")
       ->delimiter(',');
+  cmd->add_option("--ssl-certfile", s.ssl_certfile, "serve HTTPS with this certificate (PEM; the chain, server first)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--ssl-keyfile", s.ssl_keyfile, "the certificate's private key (PEM; with --ssl-certfile)")->check(CLI::ExistingFile);
+  cmd->add_option("--log-format", o->log_format,
+                  "stderr as text, or json: one JSON object a line (time, level, message) and an access line per request")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   cmd->add_option("--http-threads", s.http_threads, "connections served at once (more wait their turn)")->capture_default_str();
   cmd->add_option("--metrics-prefix", s.metrics_prefix,
                   "name prefix of /metrics (vllm: what vLLM dashboards and KV-aware routers read)")
       ->check(CLI::IsMember({"ridge", "vllm"}))
       ->capture_default_str();
   add_engine_options(cmd, o->engine);
+  add_multi_model_options(cmd, o->many);
   add_disagg_options(cmd, o->disagg);
   add_slo_options(cmd, o->slo);
   cmd->callback([o] { serve(*o); });

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/parallel_options.h"
+#include "core/log.h"
 #include "plan/validate.h"
 
 namespace ridge::cli {
@@ -93,7 +94,7 @@ Calibration calibration_burst(const LoadedModel& m, EngineConfig cfg, std::share
   Burst burst(engine, start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(budget_s)), m.model.spec.n_vocab);
   auto since = [&](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
   auto progress = [&](const char* phase, bool done) {
-    std::fprintf(stderr, "slo: calibrating (at most %.0f s): %s%s, %.1f s\n", budget_s, phase, done ? "" : " (out of time)", since(start));
+    log_info("slo: calibrating (at most {:.0f} s): {}{}, {:.1f} s", budget_s, phase, done ? "" : " (out of time)", since(start));
   };
   bool on_time = true;
   // A warm-up (the first steps page the weights in and set up the kernels); its speed sizes the rest.
@@ -135,16 +136,15 @@ Calibration calibration_burst(const LoadedModel& m, EngineConfig cfg, std::share
   }
   const size_t dropped = model->reject_outliers();
   const double fit = model->fit_error(), prior = model->error_with(model->prior());
-  std::fprintf(stderr, "slo: calibrated the step model on %lld steps in %.1f s (%zu outliers dropped; fit error %.0f%%, uncalibrated %.0f%%)\n",
-               (long long)model->observations(), since(start), dropped, 100 * fit, 100 * prior);
+  log_info("slo: calibrated the step model on {} steps in {:.1f} s ({} outliers dropped; fit error {:.0f}%, uncalibrated {:.0f}%)",
+           model->observations(), since(start), dropped, 100 * fit, 100 * prior);
   if (prior < fit) {
     model->use_prior();
-    std::fprintf(stderr, "slo: the fit is worse than the planner's uncalibrated model: planning with that\n");
+    log_info("slo: the fit is worse than the planner's uncalibrated model: planning with that");
   }
   if (out.one_stream_s > 0)
-    std::fprintf(stderr, "slo: one stream at context %lld decodes in %.1f ms (the model predicts %.1f ms)\n",
-                 (long long)out.one_stream_context, 1e3 * out.one_stream_s,
-                 1e3 * model->predict(std::vector<plan::RunShape>{plan::RunShape{out.one_stream_context, 1, 1}}));
+    log_info("slo: one stream at context {} decodes in {:.1f} ms (the model predicts {:.1f} ms)", out.one_stream_context,
+             1e3 * out.one_stream_s, 1e3 * model->predict(std::vector<plan::RunShape>{plan::RunShape{out.one_stream_context, 1, 1}}));
   return out;
 }
 
@@ -184,13 +184,13 @@ plan::HardwareSpec step_model_hardware(const std::string& profile, int threads) 
 
 void setup_slo(const SloCliOptions& o, const EngineCliOptions& eo, const LoadedModel& m, EngineConfig& cfg) {
   if (cfg.parallel || cfg.device == Device::Cuda) {
-    if (!o.slo.empty()) std::fprintf(stderr, "slo: --slo plans one CPU process; this engine runs without it\n");
+    if (!o.slo.empty()) log_warning("slo: --slo plans one CPU process; this engine runs without it");
     return;
   }
   const int threads = default_threads(cfg.n_threads);
   const plan::HardwareSpec hw = step_model_hardware(o.profile, threads);
   if (hw.source == "placeholder")
-    std::fprintf(stderr, "slo: no probe profile (run `ridge probe`): step roofline fractions in /metrics are against placeholders\n");
+    log_warning("slo: no probe profile (run `ridge probe`): step roofline fractions in /metrics are against placeholders");
   plan::Overheads calibration;
   if (auto c = plan::load_calibration(plan::default_calibration_path())) calibration = *c;
   auto model = std::make_shared<slo::StepModel>(
@@ -214,7 +214,7 @@ void setup_slo(const SloCliOptions& o, const EngineCliOptions& eo, const LoadedM
     if (4 * cal.one_stream_context >= 3 * design_context) in.measured_one_stream_s = cal.one_stream_s;
     if (eo.max_batched_tokens_flag && eo.max_batched_tokens_flag->count()) in.max_batched_tokens = cfg.max_batched_tokens;
     const slo::SloPlan plan = slo::plan_for_slo(*model, in);
-    std::fprintf(stderr, "slo: %s", slo::describe(plan).c_str());
+    log_info("slo: {}", slo::describe(plan));
     auto given = [](CLI::Option* f) { return f && f->count() > 0; };
     if (!given(eo.max_num_seqs_flag)) cfg.max_num_seqs = plan.max_num_seqs;
     if (!given(eo.max_batched_tokens_flag)) cfg.max_batched_tokens = plan.max_batched_tokens;
@@ -226,7 +226,7 @@ void setup_slo(const SloCliOptions& o, const EngineCliOptions& eo, const LoadedM
     cfg.slo_ttft_s = plan.ttft_s;
     cfg.slo_reject = o.reject;
   } else if (o.reject) {
-    std::fprintf(stderr, "slo: --slo-reject needs --slo with a ttft objective; ignored\n");
+    log_warning("slo: --slo-reject needs --slo with a ttft objective; ignored");
   }
   cfg.governor = std::make_shared<slo::SloGovernor>(model, g);
 }

@@ -9,6 +9,7 @@
 
 #include "backend/paged_forward.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "engine/batch_runner.h"
 #include "engine/engine_live.h"
 #include "engine/grammar_step.h"
@@ -82,7 +83,7 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan, Mem
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
     : model_(model), tokenizer_(tokenizer) {
   config_ = resolve(model, config, memory_plan_, memory_);
-  if (memory_.lowered()) std::fprintf(stderr, "%s", memory_.describe().c_str());
+  if (memory_.lowered()) log_warning("{}", memory_.describe());
   kv_ = std::make_unique<KvManager>(KvConfig{memory_plan_.n_blocks, config_.block_size, config_.prefix_caching});
   kv_->set_event_sink(config_.kv_events.get());
   SchedulerConfig sc{config_.max_batched_tokens, config_.prefill_chunk, config_.max_num_seqs, config_.priorities};
@@ -529,6 +530,33 @@ void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
   stats_ = s;
 }
 
+namespace {
+
+// One step's turn at the gate engines on the same cores share (engine/step_gate.h); a step that
+// throws still leaves it.
+class GateTurn {
+ public:
+  explicit GateTurn(StepGate* gate) : gate_(gate) {
+    if (!gate_) return;
+    gate_->enter();
+    start_ = std::chrono::steady_clock::now();
+  }
+  ~GateTurn() {
+    if (!gate_) return;
+    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    gate_->leave(report);
+  }
+  GateTurn(const GateTurn&) = delete;
+  GateTurn& operator=(const GateTurn&) = delete;
+  StepReport report;
+
+ private:
+  StepGate* gate_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
 bool Engine::step() {
   Events events;
   drain_inbox(events);
@@ -537,12 +565,17 @@ bool Engine::step() {
     publish_stats(0, nullptr);
     return false;
   }
+  GateTurn turn(config_.step_gate.get());
+  if (config_.step_gate) scheduler_->set_prefill_cap(config_.step_gate->prefill_cap());
   const auto start = Clock::now();
   const int64_t generated_before = own_.generated_tokens;
   spec_switch_decoding_ = 0;
   propose_drafts();
   const auto target_start = Clock::now();  // the cost model times the target's step alone
   const StepPlan plan = scheduler_->schedule();
+  turn.report.n_tokens = plan.n_tokens;
+  for (const ScheduledRequest& s : plan.requests)
+    if (s.samples && s.n_tokens == 1 + s.n_draft) turn.report.n_decode_tokens += s.n_tokens;
   for (const ScheduledRequest& s : plan.requests) {
     Live& live = *live_.at(s.id);
     if (live.queue_seconds < 0) live.queue_seconds = seconds_between(live.submitted, start);
@@ -662,7 +695,7 @@ void Engine::loop() {
     try {
       ran = step();
     } catch (const std::exception& e) {  // a failed step ends its requests, never the server
-      std::fprintf(stderr, "engine step failed: %s\n", e.what());
+      log_error("engine step failed: {}", e.what());
       abort_all();
     }
     if (!ran) wait_for_news();  // only requests waiting for other instances, or blocks in quarantine

@@ -25,6 +25,7 @@
 
 #include "backend/device.h"
 #include "engine/engine_stats.h"
+#include "engine/step_gate.h"
 #include "engine/memory_budget.h"
 #include "engine/finish_reason.h"
 #include "engine/thinking.h"
@@ -94,6 +95,9 @@ struct EngineConfig {
   std::shared_ptr<slo::SloGovernor> governor;
   double slo_ttft_s = 0;    // counts (and with slo_reject refuses) requests that cannot meet it
   bool slo_reject = false;
+  // Several engines on one machine (models/): each step runs inside this engine's turn at the
+  // shared gate, its prompt tokens capped while other engines decode; null: the machine is ours.
+  std::shared_ptr<StepGate> step_gate;
 };
 
 struct RequestOptions {

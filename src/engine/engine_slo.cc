@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "core/log.h"
 #include "engine/engine_live.h"
 #include "slo/slo_governor.h"
 
@@ -64,10 +65,10 @@ void Engine::account_step(const StepPlan& plan, double seconds) {
   if (governor.on_step(int64_t(plan.preempted.size()), c.running)) {
     const slo::GovernorStats g = governor.stats();
     if (g.running_cap > 0)
-      std::fprintf(stderr, "ridge: preemption cascade (%lld preemptions in the last steps): at most %d requests run at once now\n",
-                   (long long)config_.governor->config().cascade_preemptions, g.running_cap);
+      log_warning("ridge: preemption cascade ({} preemptions in the last steps): at most {} requests run at once now",
+                  config_.governor->config().cascade_preemptions, g.running_cap);
     else
-      std::fprintf(stderr, "ridge: no preemptions for a while: the cap on running requests is lifted\n");
+      log_info("ridge: no preemptions for a while: the cap on running requests is lifted");
   }
   const slo::GovernorStats g = governor.stats();
   st.step_bound_s = g.step_bound_s;

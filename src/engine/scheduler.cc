@@ -104,6 +104,7 @@ StepPlan Scheduler::schedule() {
   plan_decodes_ = plan.n_tokens > 0;
   if (plan.n_tokens > 0 && config_.prefill_tokens_while_decoding > 0)
     budget = std::min(budget, config_.prefill_tokens_while_decoding);
+  if (prefill_cap_ > 0) budget = std::min(budget, prefill_cap_);
   schedule_running(/*decodes=*/false, plan, budget);
   if (plan.preempted.empty()) admit_waiting(plan, budget);  // no admissions while memory is short
   in_flight_ = plan.requests;

@@ -106,6 +106,9 @@ class Scheduler {
 
   // The next step. Call on_step_done before the next schedule().
   StepPlan schedule();
+  // Prompt tokens the next schedule() may add at most (0: no cap beyond the config's): another
+  // engine on the same cores is decoding (engine/step_gate.h).
+  void set_prefill_cap(int64_t cap) { prefill_cap_ = cap; }
   // The step ran: advance computed counts, append sampled tokens, retire finished requests.
   std::vector<FinishedRequest> on_step_done(std::span<const SampledToken> sampled);
 
@@ -199,6 +202,7 @@ class Scheduler {
   int64_t tier_loads_ = 0, tier_load_failures_ = 0, tier_tokens_loaded_ = 0;
   int64_t slo_held_tokens_ = 0, slo_held_admissions_ = 0;
   bool plan_decodes_ = false;       // the step being planned runs a decode
+  int64_t prefill_cap_ = 0;
   std::vector<RunLoad> loads_;      // scratch: the step being planned, as the governor sees it
   std::unordered_map<RequestId, SeqId> quarantined_;
   SeqId next_quarantine_ = -1;  // quarantine ids are negative: no request has one

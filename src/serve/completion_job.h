@@ -61,8 +61,11 @@ class CompletionJob {
 
   // The client went away (or the request timed out): cancel what runs, count it as aborted.
   void cancel();
+  // Something that must outlive the job's use of the backend (the model's registry lease).
+  void hold(std::shared_ptr<void> keep) { hold_ = std::move(keep); }
 
  private:
+  std::shared_ptr<void> hold_;  // first: released after everything else (the destructor cancels through backend_)
   struct Choice {
     size_t prompt = 0;       // its prompt in a completions batch
     int64_t max_tokens = 0;  // what the context leaves after its prompt, at most what was asked

@@ -1,9 +1,12 @@
 #include "serve/http_server.h"
 
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -12,19 +15,23 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <openssl/err.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "serve/anthropic_request.h"
 #include "serve/api_error.h"
 #include "serve/completion_job.h"
 #include "serve/embeddings_route.h"
 #include "serve/connection_watch.h"
 #include "serve/inflight.h"
+#include "serve/model_router.h"
 #include "serve/random_id.h"
 #include "serve/response_store.h"
 #include "serve/response_writer.h"
 #include "serve/responses_request.h"
 #include "serve/serve_metrics.h"
+#include "serve/single_model_router.h"
 #include "serve/sse.h"
 #include "serve/tokenize_route.h"
 #include "serve/web_page.h"
@@ -50,16 +57,51 @@ void reply_error(httplib::Response& res, const ApiError& error, Api api = Api::k
 
 // httplib's listener keeps a backlog of 5 connections (fixed when the library was built): a burst
 // of clients would have their SYNs dropped and retried a second later. Linux lets a listening
-// socket's backlog be raised by calling listen() again.
-class Listener : public httplib::Server {
+// socket's backlog be raised by calling listen() again. Listener<httplib::Server> serves HTTP,
+// Listener<httplib::SSLServer> HTTPS.
+class RaisesBacklog {
  public:
-  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+  virtual ~RaisesBacklog() = default;
+  virtual void raise_backlog() = 0;
 };
+
+template <typename Base>
+class Listener : public Base, public RaisesBacklog {
+ public:
+  using Base::Base;
+  void raise_backlog() override { ::listen(this->svr_sock_, SOMAXCONN); }
+};
+
+// OpenSSL's reasons for the failure just seen on this thread, e.g. "no start line; PEM lib".
+std::string openssl_error() {
+  std::string text;
+  while (const unsigned long e = ERR_get_error()) {
+    const char* reason = ERR_reason_error_string(e);
+    if (!text.empty()) text += "; ";
+    text += reason ? std::string(reason) : fmt::format("OpenSSL error {:#x}", e);
+  }
+  return text.empty() ? "no reason given" : text;
+}
+
+// HTTPS when the config names a certificate and key (PEM), else HTTP.
+std::unique_ptr<httplib::Server> make_listener(const ServerConfig& c) {
+  if (c.ssl_certfile.empty() && c.ssl_keyfile.empty()) return std::make_unique<Listener<httplib::Server>>();
+  if (c.ssl_certfile.empty() || c.ssl_keyfile.empty()) fail("HTTPS needs both --ssl-certfile and --ssl-keyfile");
+  for (const std::string* path : {&c.ssl_certfile, &c.ssl_keyfile})
+    if (::access(path->c_str(), R_OK) != 0) fail("cannot read the TLS file '{}': {}", *path, std::strerror(errno));
+  auto server = std::make_unique<Listener<httplib::SSLServer>>(c.ssl_certfile.c_str(), c.ssl_keyfile.c_str());
+  if (!server->is_valid())
+    fail("cannot use '{}' as the TLS certificate with the key '{}' (PEM files, and the key must be the certificate's): {}",
+         c.ssl_certfile, c.ssl_keyfile, openssl_error());
+  return server;
+}
 
 }  // namespace
 
 struct HttpServer::Impl {
-  Impl(CompletionBackend& b, ServerConfig c) : backend(b), config(std::move(c)) { metrics.set_slo(config.slo); }
+  Impl(CompletionBackend& b, ServerConfig c)
+      : config(std::move(c)), single(std::make_unique<SingleModelRouter>(b, config.slo)), router(*single) {}
+  Impl(ModelRouter& r, ServerConfig c) : config(std::move(c)), router(r) {}
 
   void install_routes();
   bool authorized(const httplib::Request& req) const;
@@ -79,17 +121,16 @@ struct HttpServer::Impl {
       reply_error(res, ApiError(400, e.what()), Api::kOpenai);
     }
   }
-  void check_model(const OpenaiRequest& request) const;
+  // The model a request's body names (its API's field `model`), held for the request.
+  ModelHandle acquire(std::string_view body, const std::string& model, ModelRouter::Want want);
   void stream_response(std::shared_ptr<CompletionJob> job, std::shared_ptr<void> tracked, Clock::time_point deadline,
                        httplib::Response& res);
-  json models() const;
 
-  CompletionBackend& backend;
-  EmbeddingService* embeddings = nullptr;
-  bool embeddings_listed = false;
   ServerConfig config;
-  Listener http;
-  ServeMetrics metrics;
+  std::unique_ptr<SingleModelRouter> single;  // a one-model server's router
+  ModelRouter& router;
+  std::unique_ptr<httplib::Server> owned_listener = make_listener(config);  // HTTP or HTTPS
+  httplib::Server& http = *owned_listener;
   InflightRequests inflight;
   ResponseStore responses;  // the Responses API's stored responses (previous_response_id)
   std::atomic<bool> draining{false};
@@ -99,9 +140,16 @@ struct HttpServer::Impl {
   // shutdown leaves these connections alone and wakes the idle ones.
   std::mutex busy_mutex;
   std::map<std::thread::id, std::pair<std::string, int>> busy;
+  // For the access log (--log-format json), under busy_mutex: when each worker's request was routed,
+  // and the model it named.
+  struct Routed {
+    Clock::time_point start;
+    std::string model;
+  };
+  std::map<std::thread::id, Routed> routed;
+  void note_model(const std::string& model);
+  void log_access(const httplib::Request& req, const httplib::Response& res, const std::optional<Routed>& routed_as) const;
   std::once_flag shutdown_once;
-  const int64_t created = std::chrono::duration_cast<std::chrono::seconds>(
-                              std::chrono::system_clock::now().time_since_epoch()).count();
 };
 
 namespace {
@@ -123,30 +171,18 @@ bool HttpServer::Impl::authorized(const httplib::Request& req) const {
   return bearer | x_api_key;
 }
 
-json HttpServer::Impl::models() const {
-  json model = {{"id", backend.model_id()}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"},
-                {"max_model_len", backend.n_ctx()}};
-  if (embeddings && !embeddings_listed) model["task"] = "embed";  // the backend is the embedding model itself
-  json data = json::array({model});
-  if (embeddings && embeddings_listed)
-    data.push_back({{"id", embeddings->id()}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"},
-                    {"max_model_len", embeddings->model().max_tokens()}, {"task", "embed"},
-                    {"dimensions", embeddings->model().dimensions()}});
-  return {{"object", "list"}, {"data", std::move(data)}};
-}
-
-void HttpServer::Impl::check_model(const OpenaiRequest& request) const {
-  if (!request.model.empty() && request.model != backend.model_id())
-    throw ApiError(404, fmt::format("The model '{}' does not exist (this server serves '{}').", request.model, backend.model_id()),
-                   "model", "model_not_found");
+ModelHandle HttpServer::Impl::acquire(std::string_view body, const std::string& model, ModelRouter::Want want) {
+  ModelChoice choice = model_choice_of(body);
+  choice.model = model;
+  return router.acquire(choice, want);
 }
 
 // Anthropic's POST /v1/messages/count_tokens: the prompt's tokens, as the request would be run.
 void HttpServer::Impl::count_tokens(const httplib::Request& req, httplib::Response& res) {
   try {
     const OpenaiRequest request = parse_anthropic_request(req.body, /*count_only=*/true);
-    check_model(request);
-    res.set_content(dump(json{{"input_tokens", render_prompt(backend, request).tokens.size()}}), kJson);
+    const ModelHandle model = acquire(req.body, request.model, ModelRouter::Want::kGenerate);
+    res.set_content(dump(json{{"input_tokens", render_prompt(*model.completions, request).tokens.size()}}), kJson);
   } catch (const ApiError& e) {
     reply_error(res, e, Api::kAnthropic);
   } catch (const Error& e) {
@@ -187,8 +223,10 @@ void HttpServer::Impl::completion(Api api, const Parse& parse, const httplib::Re
   const auto deadline = arrival + config.request_timeout;
   try {
     const OpenaiRequest request = parse(req.body);
-    check_model(request);
-    auto job = std::make_shared<CompletionJob>(backend, metrics, request, arrival);
+    note_model(request.model);
+    ModelHandle model = acquire(req.body, request.model, ModelRouter::Want::kGenerate);
+    auto job = std::make_shared<CompletionJob>(*model.completions, *model.metrics, request, arrival);
+    job->hold(std::move(model.hold));  // the model stays loaded while the job lives
     auto tracked = inflight.track(job->stream());
     job->submit();
     if (request.stream) {
@@ -211,6 +249,26 @@ void HttpServer::Impl::completion(Api api, const Parse& parse, const httplib::Re
   } catch (const std::exception& e) {
     reply_error(res, ApiError(500, fmt::format("internal error: {}", e.what()), {}, {}, "server_error"), api);
   }
+}
+
+void HttpServer::Impl::note_model(const std::string& model) {
+  if (model.empty() || log_format() != LogFormat::kJson) return;
+  std::lock_guard lock(busy_mutex);
+  routed[std::this_thread::get_id()].model = model;
+}
+
+// One JSON line per request once its response is written (a stream's when it ends). A request
+// httplib refused before routing (malformed HTTP) has no start time or request id of ours.
+void HttpServer::Impl::log_access(const httplib::Request& req, const httplib::Response& res,
+                                  const std::optional<Routed>& routed_as) const {
+  json fields = {{"event", "http_request"}, {"request_id", res.get_header_value("X-Request-Id")}, {"method", req.method},
+                 {"path", req.path}, {"status", res.status}, {"remote_addr", req.remote_addr}, {"remote_port", req.remote_port}};
+  if (routed_as) {
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - routed_as->start).count();
+    fields["duration_ms"] = double(us) / 1000.0;
+    if (!routed_as->model.empty()) fields["model"] = routed_as->model;
+  }
+  log_line(LogLevel::kInfo, fmt::format("{} {} {}", req.method, req.path, res.status), fields);
 }
 
 // SSE through httplib's chunked provider: each call hands over what the job has ready, waiting at
@@ -256,9 +314,11 @@ void HttpServer::Impl::install_routes() {
     {
       std::lock_guard lock(busy_mutex);
       busy[std::this_thread::get_id()] = {req.remote_addr, req.remote_port};
+      routed[std::this_thread::get_id()] = {Clock::now(), {}};
     }
     const bool api = req.path.rfind("/v1/", 0) == 0 || req.path == "/tokenize" || req.path == "/detokenize" ||
-                     req.path == "/rerank" || req.path == "/score";
+                     req.path == "/rerank" || req.path == "/score" || req.path.rfind("/models/", 0) == 0 ||
+                     req.path.rfind("/metrics", 0) == 0;
     const Api flavour = api_of_path(req.path);
     res.set_header("X-Request-Id", request_id_of(req));
     if (cors(req, res)) return httplib::Server::HandlerResponse::Handled;  // a preflight, answered
@@ -272,7 +332,7 @@ void HttpServer::Impl::install_routes() {
       return httplib::Server::HandlerResponse::Handled;
     }
     if (api || req.path == "/health") {
-      if (const std::string why = backend.unavailable(); !why.empty()) {
+      if (const std::string why = router.unavailable(); !why.empty()) {
         res.set_header("Retry-After", "10");
         reply_error(res, ApiError(503, why, {}, {}, error_type_for_status(503)), flavour);
         return httplib::Server::HandlerResponse::Handled;
@@ -290,9 +350,17 @@ void HttpServer::Impl::install_routes() {
     reply_error(res, ApiError(res.status, message, {}, {}, error_type_for_status(res.status)), api_of_path(req.path));
     return httplib::Server::HandlerResponse::Handled;
   }));
-  http.set_logger([this](const httplib::Request&, const httplib::Response&) {
-    std::lock_guard lock(busy_mutex);
-    busy.erase(std::this_thread::get_id());
+  http.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
+    std::optional<Routed> routed_as;
+    {
+      std::lock_guard lock(busy_mutex);
+      busy.erase(std::this_thread::get_id());
+      if (auto it = routed.find(std::this_thread::get_id()); it != routed.end()) {
+        routed_as = std::move(it->second);
+        routed.erase(it);
+      }
+    }
+    if (log_format() == LogFormat::kJson) log_access(req, res, routed_as);
   });
   http.set_exception_handler([](const httplib::Request& req, httplib::Response& res, std::exception_ptr) {
     reply_error(res, ApiError(500, "internal error", {}, {}, "server_error"), api_of_path(req.path));
@@ -312,21 +380,38 @@ void HttpServer::Impl::install_routes() {
   });
   http.Post("/v1/messages/count_tokens", [this](const httplib::Request& req, httplib::Response& res) { count_tokens(req, res); });
   http.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
-    json_route(res, [&] { return tokenize_reply(backend, req.body); });
+    json_route(res, [&] {
+      const ModelHandle model = acquire(req.body, model_choice_of(req.body).model, ModelRouter::Want::kGenerate);
+      return tokenize_reply(*model.completions, req.body);
+    });
   });
   http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
-    json_route(res, [&] { return detokenize_reply(backend, req.body); });
+    json_route(res, [&] {
+      const ModelHandle model = acquire(req.body, model_choice_of(req.body).model, ModelRouter::Want::kGenerate);
+      return detokenize_reply(*model.completions, req.body);
+    });
   });
+  // Scripts load and unload models by name (llama.cpp's router routes); never a path.
+  const auto model_admin = [this](bool load) {
+    return [this, load](const httplib::Request& req, httplib::Response& res) {
+      json_route(res, [&] {
+        const json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+        if (!body.is_object() || !body.contains("model") || !body["model"].is_string())
+          throw ApiError(400, "the body must be {\"model\": \"<name>\"}", "model");
+        const std::string name = body["model"].get<std::string>();
+        return dump(load ? router.load(name) : router.unload(name));
+      });
+    };
+  };
+  http.Post("/models/load", model_admin(true));
+  http.Post("/models/unload", model_admin(false));
   // The embedding model's routes; vLLM also answers /rerank and /score without the /v1.
   const auto embedding_route = [this](auto reply) {
     return [this, reply](const httplib::Request& req, httplib::Response& res) {
       json_route(res, [&]() -> std::string {
-        if (!embeddings)
-          throw ApiError(400, fmt::format("the model '{}' does not produce embeddings: start ridge serve with an embedding "
-                                          "model (-m) or --embedding-model", backend.model_id()),
-                         "model", "model_not_supported");
+        const ModelHandle model = acquire(req.body, model_choice_of(req.body).model, ModelRouter::Want::kEmbed);
         std::optional<ConnectionWatch> watch;
-        return reply(*embeddings, req.body, [&] {
+        return reply(*model.embeddings, req.body, [&] {
           if (!watch) watch.emplace(req.remote_addr, req.remote_port, req.local_port);
           return watch->closed();
         });
@@ -336,32 +421,36 @@ void HttpServer::Impl::install_routes() {
   http.Post("/v1/embeddings", embedding_route(embeddings_reply));
   for (const char* path : {"/v1/rerank", "/rerank"}) http.Post(path, embedding_route(rerank_reply));
   for (const char* path : {"/v1/score", "/score"}) http.Post(path, embedding_route(score_reply));
-  http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) { res.set_content(dump(models()), kJson); });
+  http.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+    json_route(res, [&] { return dump(router.list(req.has_param("reload"))); });
+  });
   http.Get(R"(/v1/models/(.+))", [this](const httplib::Request& req, httplib::Response& res) {
-    const json all = models();
+    const json all = router.list(false);
     for (const json& m : all["data"])
       if (m["id"] == req.matches[1].str()) return res.set_content(dump(m), kJson);
     reply_error(res, ApiError(404, fmt::format("The model '{}' does not exist.", req.matches[1].str()), "model", "model_not_found"));
   });
   http.Get("/health", [](const httplib::Request&, httplib::Response& res) { res.set_content(R"({"status":"ok"})", kJson); });
   http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
-    std::string text = metrics.prometheus(backend.stats());
-    if (embeddings) text += embedding_metrics(*embeddings);
-    res.set_content(with_metrics_prefix(text, config.metrics_prefix),
+    res.set_content(with_metrics_prefix(router.prometheus(), config.metrics_prefix),
                     "text/plain; version=0.0.4; charset=utf-8");
   });
-  http.Get("/metrics/json", [this](const httplib::Request&, httplib::Response& res) {
-    json view = metrics.json(backend.stats());
-    view["model"] = backend.model_id();
-    view["n_ctx"] = backend.n_ctx();
-    view["inflight_http"] = inflight.size();
-    res.set_content(dump(view), kJson);
+  http.Get("/metrics/json", [this](const httplib::Request& req, httplib::Response& res) {
+    json_route(res, [&] {
+      json view = router.metrics_json(req.get_param_value("model"));
+      view["inflight_http"] = inflight.size();
+      return dump(view);
+    });
   });
   http.Get("/", [](const httplib::Request&, httplib::Response& res) { res.set_content(std::string(web_page_html()), "text/html; charset=utf-8"); });
 }
 
 HttpServer::HttpServer(CompletionBackend& backend, ServerConfig config)
     : impl_(std::make_unique<Impl>(backend, std::move(config))) {
+  impl_->install_routes();
+}
+
+HttpServer::HttpServer(ModelRouter& router, ServerConfig config) : impl_(std::make_unique<Impl>(router, std::move(config))) {
   impl_->install_routes();
 }
 
@@ -379,8 +468,8 @@ void HttpServer::add_post(const std::string& path, PostHandler handler) {
 }
 
 void HttpServer::set_embeddings(EmbeddingService* service, bool listed) {
-  impl_->embeddings = service;
-  impl_->embeddings_listed = listed;
+  if (!impl_->single) fail("HttpServer::set_embeddings: a server of many models gets its embedding models from its router");
+  impl_->single->set_embeddings(service, listed);
 }
 
 void HttpServer::add_get(const std::string& path, std::function<std::string()> json_body) {
@@ -398,7 +487,7 @@ int HttpServer::bind() {
     port = -1;
   }
   if (port < 0) fail("cannot listen on {}:{} (address in use, or not an address of this machine?)", c.host, c.port);
-  impl_->http.raise_backlog();
+  dynamic_cast<RaisesBacklog&>(impl_->http).raise_backlog();
   impl_->port = port;
   return port;
 }

@@ -20,6 +20,7 @@
 namespace ridge {
 
 class EmbeddingService;
+class ModelRouter;
 
 struct ServerConfig {
   std::string host = "127.0.0.1";
@@ -36,11 +37,15 @@ struct ServerConfig {
   // /metrics names start "<prefix>:" ("vllm": a vLLM dashboard or a KV-aware router reads ridge unchanged).
   std::string metrics_prefix = "ridge";
   loadgen::Slo slo;  // goodput: finished requests are counted as meeting or missing each objective
+  // HTTPS (both set): the certificate chain and private key, PEM files; empty: plain HTTP.
+  std::string ssl_certfile;
+  std::string ssl_keyfile;
 };
 
 class HttpServer {
  public:
-  HttpServer(CompletionBackend& backend, ServerConfig config);
+  HttpServer(CompletionBackend& backend, ServerConfig config);  // one model
+  HttpServer(ModelRouter& router, ServerConfig config);         // many (serve/registry_router); must outlive it
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -321,7 +321,7 @@ function drawRoofline(slo) {
 
 async function pollMetrics() {
   try {
-    const r = await fetch("/metrics/json");
+    const r = await fetch("/metrics/json", { headers: authHeaders() });
     const m = await r.json();
     const now = performance.now();
     let tps = 0;
