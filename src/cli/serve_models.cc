@@ -59,11 +59,12 @@ class GenerativeModel : public models::ServedModel {
 class EmbeddingServedModel : public models::ServedModel {
  public:
   EmbeddingServedModel(const models::ModelSource& source, const std::string& path, int n_threads, const std::string& dtype,
-                       int64_t max_batched_tokens, int64_t bytes)
+                       int64_t max_batched_tokens, int64_t bytes, std::shared_ptr<StepGate> gate)
       : bytes_(bytes) {
     auto model = EmbeddingModel::load(path, n_threads, dtype);
     model->max_batch_tokens = std::max<int64_t>(max_batched_tokens, model->max_tokens());
     service_ = std::make_unique<EmbeddingService>(std::move(model), source.name);
+    service_->set_step_gate(std::move(gate));
   }
   EmbeddingService* embeddings() override { return service_.get(); }
   int64_t memory_bytes() const override { return bytes_; }
@@ -74,6 +75,18 @@ class EmbeddingServedModel : public models::ServedModel {
   std::unique_ptr<EmbeddingService> service_;
   int64_t bytes_;
 };
+
+// A load's error as clients see it (/v1/models, the 503's message): the file's path is the
+// server's business, so it is named "the model file".
+[[noreturn]] void rethrow_without_paths(const std::string& path, const std::exception& e) {
+  std::string message = e.what();
+  const std::string dir = fs::path(path).parent_path().string();
+  for (const std::string& p : {path, dir, fs::path(path).filename().string()}) {
+    if (p.size() < 2) continue;
+    for (size_t at; (at = message.find(p)) != std::string::npos;) message.replace(at, p.size(), "the model file");
+  }
+  throw Error(message);
+}
 
 int64_t bytes_on_disk(const std::string& path) {
   std::error_code ec;
@@ -160,17 +173,28 @@ void serve_many_models(const MultiModelCliOptions& many, const EngineCliOptions&
 
   auto cores = std::make_shared<models::SharedCores>();
   const int n_threads = engine.config.n_threads;
-  const auto estimate = [kv_bytes](const models::ModelSource& s) {
-    const std::string path = resolve_model_path(s.source);
-    if (EmbeddingModel::is_embedding_model(path)) return bytes_on_disk(path);
-    return bytes_on_disk(path) + kv_bytes;
+  const auto estimate = [kv_bytes](const models::ModelSource& s) -> int64_t {
+    std::string path = s.source;
+    try {
+      path = resolve_model_path(s.source);
+      if (EmbeddingModel::is_embedding_model(path)) return bytes_on_disk(path);
+      return bytes_on_disk(path) + kv_bytes;
+    } catch (const std::exception& e) {
+      rethrow_without_paths(path, e);
+    }
   };
   const auto loader = [&, cores, estimate](const models::ModelSource& s) -> std::unique_ptr<models::ServedModel> {
-    const std::string path = resolve_model_path(s.source);
-    if (EmbeddingModel::is_embedding_model(path))
-      return std::make_unique<EmbeddingServedModel>(s, path, n_threads, settings.embedding_dtype, engine.config.max_batched_tokens,
-                                                    estimate(s));
-    return std::make_unique<GenerativeModel>(s, path, engine, settings, cores->join(s.name));
+    std::string path = s.source;
+    try {
+      path = resolve_model_path(s.source);
+      if (EmbeddingModel::is_embedding_model(path))
+        return std::make_unique<EmbeddingServedModel>(s, path, n_threads, settings.embedding_dtype,
+                                                      engine.config.max_batched_tokens, estimate(s), cores->join(s.name));
+      return std::make_unique<GenerativeModel>(s, path, engine, settings, cores->join(s.name));
+    } catch (const std::exception& e) {
+      log_warning("models: {} ({}): {}", s.name, path, e.what());  // the full story, paths included, for the operator
+      rethrow_without_paths(path, e);
+    }
   };
   models::ModelRegistry registry(configured_sources(many), options, loader, estimate);
   const std::vector<models::ModelStatus> listed = registry.list();

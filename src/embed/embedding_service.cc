@@ -81,7 +81,25 @@ void EmbeddingService::worker() {
     int64_t passes = 0;
     const auto start = std::chrono::steady_clock::now();
     try {
-      model_->embed(all, vectors, [&](int64_t) { ++passes; });
+      // One turn at the shared cores per pass, so a long batch lets other models step between passes.
+      StepGate* gate = gate_.get();
+      auto pass_start = std::chrono::steady_clock::now();
+      const auto leave = [&] {
+        if (gate) gate->leave({0, 0, std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count()});
+      };
+      if (gate) gate->enter();
+      try {
+        model_->embed(all, vectors, [&](int64_t) {
+          ++passes;
+          leave();
+          if (gate) gate->enter();
+          pass_start = std::chrono::steady_clock::now();
+        });
+      } catch (...) {
+        leave();
+        throw;
+      }
+      leave();
     } catch (const std::exception& e) {
       error = e.what();
     }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "embed/embedding_model.h"
+#include "engine/step_gate.h"
 
 namespace ridge {
 
@@ -40,6 +41,9 @@ class EmbeddingService {
   // turns true the call returns an empty vector and its inputs are dropped if not yet started.
   std::vector<float> embed(std::vector<EmbeddingInput> inputs, const std::function<bool()>& cancelled = {});
   EmbeddingStats stats() const;
+  // Several models on one machine: each pass runs inside a turn at the shared gate (before the
+  // first embed() call).
+  void set_step_gate(std::shared_ptr<StepGate> gate) { gate_ = std::move(gate); }
 
  private:
   struct Job;
@@ -52,6 +56,7 @@ class EmbeddingService {
   std::deque<std::shared_ptr<Job>> queue_;
   bool stop_ = false;
   EmbeddingStats stats_;
+  std::shared_ptr<StepGate> gate_;
   std::thread thread_;
 };
 

@@ -399,6 +399,7 @@ void HttpServer::Impl::install_routes() {
         if (!body.is_object() || !body.contains("model") || !body["model"].is_string())
           throw ApiError(400, "the body must be {\"model\": \"<name>\"}", "model");
         const std::string name = body["model"].get<std::string>();
+        if (name.empty()) throw ApiError(400, "'model' is empty: name a model (GET /v1/models lists them)", "model");
         return dump(load ? router.load(name) : router.unload(name));
       });
     };

@@ -55,7 +55,7 @@ constexpr std::string_view kPage = R"HTML(<!doctype html>
 </style>
 </head>
 <body>
-<header><h1>ridge</h1><span class="model" id="model-name"></span></header>
+<header><h1>ridge</h1><span class="model" id="model-name"></span><span class="model" id="models-loaded"></span></header>
 <main>
   <section id="chat">
     <h2>Chat</h2>
@@ -106,14 +106,26 @@ function authHeaders() {
   return h;
 }
 
+// The model picker: generative models (a server of many models says each one's state; picking
+// an unloaded one loads it on the first message).
 async function loadModels() {
   try {
     const r = await fetch("/v1/models", { headers: authHeaders() });
     const list = (await r.json()).data || [];
-    $("model").replaceChildren(...list.map((m) => new Option(m.id, m.id)));
-    if (list.length) $("model-name").textContent = list[0].id + " · context " + list[0].max_model_len;
+    const chatModels = list.filter((m) => m.task !== "embed" || list.length === 1);
+    const picked = $("model").value;
+    const label = (m) => m.status ? m.id + " · " + m.status.value : m.id;
+    $("model").replaceChildren(...chatModels.map((m) => new Option(label(m), m.id)));
+    if (chatModels.some((m) => m.id === picked)) $("model").value = picked;
+    const m = chatModels.find((x) => x.id === $("model").value) || chatModels[0];
+    if (m) $("model-name").textContent = m.id + (m.max_model_len ? " · context " + m.max_model_len : "");
+    const many = list.some((x) => x.status);
+    $("models-loaded").textContent = many
+        ? " · loaded: " + (list.filter((x) => x.status.value === "loaded").map((x) => x.id).join(", ") || "none") : "";
+    if (many && !modelsTimer) modelsTimer = setInterval(loadModels, 3000);
   } catch (e) { /* the metrics poll shows the server as unreachable */ }
 }
+let modelsTimer = null;
 
 function addTurn(cls, text) {
   const div = document.createElement("div");
@@ -321,7 +333,8 @@ function drawRoofline(slo) {
 
 async function pollMetrics() {
   try {
-    const r = await fetch("/metrics/json", { headers: authHeaders() });
+    const picked = $("model").value;
+    const r = await fetch("/metrics/json" + (picked ? "?model=" + encodeURIComponent(picked) : ""), { headers: authHeaders() });
     const m = await r.json();
     const now = performance.now();
     let tps = 0;
@@ -351,6 +364,7 @@ $("clear").addEventListener("click", () => { chat.messages = []; $("output").rep
 $("prompt").addEventListener("keydown", (e) => { if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); } });
 $("api-key").addEventListener("change", loadModels);
 loadModels();
+$("model").addEventListener("change", loadModels);
 pollMetrics();
 setInterval(pollMetrics, 1000);
 </script>

@@ -20,3 +20,8 @@ def default_model():
     path = os.path.join(home, "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
     assert os.path.exists(path), f"default model not found at {path}: run make model"
     return path
+
+
+def pytest_configure(config):
+    # `pytest -m multi_model` runs the many-models-in-one-server tests (test_multi_model.py) alone.
+    config.addinivalue_line("markers", "multi_model: many models in one ridge serve (the router)")

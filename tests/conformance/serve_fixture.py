@@ -12,19 +12,21 @@ import time
 import urllib.error
 import urllib.request
 
-BANNER = re.compile(r"on http://([0-9.]+):(\d+)/")
+BANNER = re.compile(r"on (https?)://([0-9.]+):(\d+)/")  # https with --ssl-certfile
 
 
 class RidgeServer:
     def __init__(self, proc, log_path):
         self.proc = proc
         self.log_path = log_path
+        self.scheme = "http"
         self.host = None
         self.port = None
+        self.ssl_context = None  # an ssl.SSLContext that trusts an HTTPS server's certificate
 
     @property
     def base_url(self):
-        return f"http://{self.host}:{self.port}"
+        return f"{self.scheme}://{self.host}:{self.port}"
 
     @property
     def api_url(self):
@@ -43,7 +45,7 @@ class RidgeServer:
         req = urllib.request.Request(self.base_url + path, data=data, method=method,
                                      headers={"Content-Type": "application/json", **(headers or {})})
         try:
-            with urllib.request.urlopen(req, timeout=timeout) as r:
+            with urllib.request.urlopen(req, timeout=timeout, context=self.ssl_context) as r:
                 return r.status, r.read()
         except urllib.error.HTTPError as e:
             return e.code, e.read()
@@ -61,13 +63,27 @@ class RidgeServer:
         return samples
 
 
-def start_server(ridge_bin, model, *extra_args, ctx_size=2048, threads=2, startup_timeout=60):
-    """Starts `ridge serve` and returns once /health answers 200; raises (after stopping it) otherwise."""
+def model_args(model):
+    """-m arguments: one model (a path or name), several (a list: -m each, "NAME=SOURCE" as given), or none (None)."""
+    if model is None:
+        return []
+    if isinstance(model, (list, tuple)):
+        return [arg for m in model for arg in ("-m", m)]
+    return ["-m", model]
+
+
+def start_server(ridge_bin, model, *extra_args, ctx_size=2048, threads=2, startup_timeout=60, env=None, ssl_context=None):
+    """Starts `ridge serve` and returns once /health answers 200; raises (after stopping it) otherwise.
+    `model`: see model_args; `env`: variables added to this process's environment; `ssl_context`: what
+    trusts the certificate of a server started with --ssl-certfile."""
     fd, log_path = tempfile.mkstemp(prefix="ridge-serve-", suffix=".log")
-    cmd = [ridge_bin, "serve", "-m", model, "--port", "0", "-t", str(threads), "--ctx-size", str(ctx_size), *extra_args]
+    cmd = [ridge_bin, "serve", *model_args(model), "--port", "0", "-t", str(threads), "--ctx-size", str(ctx_size),
+           *extra_args]
     with os.fdopen(fd, "wb") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=None if env is None else {**os.environ, **env})
     server = RidgeServer(proc, log_path)
+    server.ssl_context = ssl_context
     deadline = time.monotonic() + startup_timeout
     try:
         while time.monotonic() < deadline:
@@ -76,7 +92,7 @@ def start_server(ridge_bin, model, *extra_args, ctx_size=2048, threads=2, startu
             if server.port is None:
                 m = BANNER.search(server.log())
                 if m:
-                    server.host, server.port = m.group(1), int(m.group(2))
+                    server.scheme, server.host, server.port = m.group(1), m.group(2), int(m.group(3))
             if server.port is not None:
                 try:
                     if server.request("GET", "/health", timeout=5)[0] == 200:
