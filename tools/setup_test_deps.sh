@@ -19,6 +19,8 @@ $PY -c "import openai, sys; sys.exit(int(openai.__version__.split('.')[0]) < 1)"
 $PY -c "from websocket import create_connection" 2>/dev/null || need+=("websocket-client==1.9.2")
 $PY -c "import jsonschema" 2>/dev/null || need+=("jsonschema==4.26.0")  # validity of structured output
 $PY -c "import pydantic" 2>/dev/null || need+=("pydantic")
+# A test CA and server certificate for `ridge serve --ssl-certfile` (test_tls).
+$PY -c "import cryptography" 2>/dev/null || need+=("cryptography")
 # lm-evaluation-harness and the Hugging Face tokenizer it loads (made from the GGUF) for the scoring
 # tests (test_completions_scoring, bench/lm_eval_side_by_side.py); lm_eval 0.4.9 needs transformers 4.
 $PY -c "import lm_eval, tenacity, transformers, sys; sys.exit(int(transformers.__version__.split('.')[0]) > 4)" 2>/dev/null ||

@@ -9,6 +9,7 @@
 #include "cli/parallel_options.h"
 #include "dist/lockstep.h"
 #include "core/error.h"
+#include "model/lora/lora_adapter.h"
 #include "model/forward.h"
 #include "model/model_loader.h"
 #include "model/model_store.h"
@@ -37,6 +38,8 @@ struct LogitsOptions {
   int64_t batch = 0;
   std::string kv_dtype = "f16";
   std::string numerics = "native";
+  std::string lora;  // a PEFT directory or GGUF LoRA file
+  float lora_scale = 1.0f;
   ParallelCliOptions parallel;
 };
 
@@ -74,9 +77,17 @@ void run_logits_split(const LogitsOptions& o, const std::vector<int32_t>& ids, d
 void run_logits(const LogitsOptions& o) {
   const auto ids = parse_ids(o.tokens);
   if (ids.empty()) fail("--tokens is empty");
-  if (dist::Parallel* parallel = parallel_for(o.parallel)) return run_logits_split(o, ids, *parallel);
+  if (dist::Parallel* parallel = parallel_for(o.parallel)) {
+    if (!o.lora.empty()) fail("--lora: LoRA adapters are not supported on a model split across ranks yet");
+    return run_logits_split(o, ids, *parallel);
+  }
   const Model model = load_model(resolve_model_path(o.model));
   ModelForward forward(model);
+  std::shared_ptr<const lora::LoraAdapter> adapter;
+  if (!o.lora.empty()) {
+    adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale});
+    forward.set_adapter(adapter.get());
+  }
   const auto numerics = parse_numerics(o.numerics);
   if (!numerics) fail("unknown --numerics '{}' (native, ggml)", o.numerics);
   forward.set_numerics(*numerics);
@@ -107,6 +118,8 @@ void add_logits_command(CLI::App& app) {
   cmd->add_option("--batch", o->batch, "tokens per forward pass (default: all at once)");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache type: f16, bf16, fp8, int8 (to measure their accuracy cost)")->capture_default_str();
   cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit")->capture_default_str();
+  cmd->add_option("--lora", o->lora, "a LoRA adapter applied to the model (a PEFT directory or a GGUF LoRA file)");
+  cmd->add_option("--lora-scale", o->lora_scale, "the adapter's scale, times its alpha / rank")->capture_default_str();
   add_parallel_options(cmd, o->parallel);
   cmd->callback([o] { run_logits(*o); });
 }

@@ -23,6 +23,8 @@
 #include "serve/embedding_only_backend.h"
 #include "serve/engine_backend.h"
 #include "serve/http_server.h"
+#include "serve/lora_adapters.h"
+#include "backend/device.h"
 
 namespace ridge::cli {
 namespace {
@@ -41,6 +43,8 @@ struct ServeOptions {
   std::string embedding_model;  // a second model for /v1/embeddings, /v1/rerank, /v1/score
   std::string embedding_dtype = "auto";
   MultiModelCliOptions many;  // -m more than once, --models-dir
+  std::vector<std::string> loras;  // --lora NAME=PATH
+  LoraServeConfig lora;
   std::string log_format = "text";  // json: one JSON object a line on stderr, an access line per request
 };
 
@@ -160,6 +164,18 @@ void serve(ServeOptions& o) {
   const ServerConfig config = server_config(o);
   HttpServer server(backend, config);
   if (embeddings) server.set_embeddings(embeddings.get());
+  std::unique_ptr<LoraAdapters> adapters;
+  if (!o.loras.empty() || !o.lora.dir.empty()) {
+    if (engine_cfg.parallel) fail("--lora: LoRA adapters are not supported on a model split across ranks yet");
+    if (resolve_device(engine_cfg.device) != Device::Cpu) fail("--lora: LoRA adapters run on the CPU backend only so far");
+    adapters = std::make_unique<LoraAdapters>(backend, m->model.spec, o.lora, config.slo);
+    for (const std::string& arg : o.loras) {
+      const size_t eq = arg.find('=');
+      const bool named = eq != std::string::npos && eq > 0 && arg.find('/') > eq;
+      adapters->add(named ? arg.substr(0, eq) : models::default_model_name(arg), named ? arg.substr(eq + 1) : arg);
+    }
+    server.set_lora(adapters.get());
+  }
   if (disagg) attach_disaggregation(*disagg, engine, m->model, server);
   const int port = server.bind();
   engine.start();
@@ -218,6 +234,13 @@ void add_serve_command(CLI::App& app) {
       ->capture_default_str();
   add_engine_options(cmd, o->engine);
   add_multi_model_options(cmd, o->many);
+  cmd->add_option("--lora", o->loras,
+                  "a LoRA adapter served as model NAME: NAME=PATH (a PEFT directory or a GGUF LoRA file); repeatable. Requests "
+                  "of different adapters and the base run in the same batch");
+  cmd->add_option("--lora-dir", o->lora.dir,
+                  "allow POST /v1/load_lora_adapter and /v1/unload_lora_adapter, reading adapters only under DIR");
+  cmd->add_option("--max-loras", o->lora.max_loras, "LoRA adapters held at once (the least recently used idle one unloads)")
+      ->capture_default_str();
   add_disagg_options(cmd, o->disagg);
   add_slo_options(cmd, o->slo);
   cmd->callback([o] { serve(*o); });

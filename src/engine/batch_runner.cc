@@ -25,7 +25,7 @@ void BatchRunner::run(const StepPlan& plan, const Scheduler& scheduler, const Kv
     const LogitsWanted wanted = prompt_logits || (s.samples && s.n_draft > 0) ? LogitsWanted::All
                                 : s.samples                                    ? LogitsWanted::Last
                                                                                : LogitsWanted::None;
-    runs_.push_back({s.n_tokens, s.first_position, kv.block_table(s.id), wanted, n_prompt});
+    runs_.push_back({s.n_tokens, s.first_position, kv.block_table(s.id), wanted, n_prompt, adapter_of_ ? adapter_of_(s.id) : nullptr});
     const size_t n_rows = wanted == LogitsWanted::All ? size_t(s.n_tokens) : wanted == LogitsWanted::Last ? 1 : 0;
     if (prompt_logits)
       prompt_runs_.push_back({s.id, s.first_position, std::min(s.n_tokens, n_prompt - s.first_position), n_logit_rows});

@@ -38,9 +38,12 @@ class BatchRunner {
   std::span<const float> row(size_t r) const;
   // Called after each layer's K/V is in the store during the next run() (nullptr: none).
   void set_layer_hook(const std::function<void(int64_t layer)>* hook) { layer_hook_ = hook; }
+  // Each request's LoRA adapter (null: the base), asked once per run of a step.
+  void set_adapter_lookup(std::function<const lora::LoraAdapter*(RequestId)> lookup) { adapter_of_ = std::move(lookup); }
 
  private:
   const std::function<void(int64_t layer)>* layer_hook_ = nullptr;
+  std::function<const lora::LoraAdapter*(RequestId)> adapter_of_;
   PagedForward& forward_;  // the pass and its KV store, on the CPU or a GPU
   std::vector<int32_t> tokens_;
   std::vector<SequenceRun> runs_;

@@ -23,6 +23,16 @@
 namespace ridge {
 namespace {
 
+// A LoRA adapter's prefix-cache salt: its id mixed (splitmix64) so it lands far from other chains.
+uint64_t lora_cache_salt(const lora::LoraAdapter& a) {
+  uint64_t z = a.id + 0x9e3779b97f4a7c15ull;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return z == 0 ? 1 : z;
+}
+
+
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
@@ -107,6 +117,10 @@ Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfi
     tier_loader_ = std::make_unique<TierLoader>(*config_.kv_tiers, *forward_->host_kv_store());
   }
   runner_ = std::make_unique<BatchRunner>(*forward_);
+  runner_->set_adapter_lookup([this](RequestId id) -> const lora::LoraAdapter* {
+    auto it = live_.find(id);
+    return it == live_.end() ? nullptr : it->second->options.adapter.get();
+  });
   if (config_.draft_model) {
     if (config_.draft_model->spec.n_vocab != model.spec.n_vocab)
       fail("the draft model's vocabulary has {} tokens, the model's {}: they must share one", config_.draft_model->spec.n_vocab,
@@ -208,6 +222,7 @@ void Engine::drain_inbox(Events& events) {
   }
   for (auto& [id, live] : inbox) {
     NewRequest r{id, live->options.prompt, live->options.max_tokens, live->options.priority, live->options.after_prefill_of};
+    if (live->options.adapter) r.cache_salt = lora_cache_salt(*live->options.adapter);
     r.prefill_only = live->options.kv_sink != nullptr;
     r.prompt_logits = live->options.prompt_logprobs >= 0;
     r.logits_from = live->options.prompt_logprobs_from;

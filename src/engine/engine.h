@@ -39,6 +39,7 @@
 #include "kv/kv_dtype.h"
 #include "kv/kv_events.h"
 #include "kv/kv_store.h"
+#include "model/lora/lora_adapter.h"
 #include "kv/kv_tiers.h"
 #include "model/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -125,6 +126,9 @@ struct RequestOptions {
   // Disaggregated prefill: compute the prompt's K/V into this sink and sample nothing; the last
   // event (Stop, or Abort when the transfer failed) comes once the sink has released the blocks.
   std::shared_ptr<KvSink> kv_sink;
+  // A LoRA adapter of this engine's model (model/lora): the request's tokens get its low-rank
+  // addends in the same steps as everyone else's, and its prefix-cache blocks are its own.
+  std::shared_ptr<const lora::LoraAdapter> adapter;
 };
 
 // One per sampled token; the last event of a request has finish != None (it may carry no token).

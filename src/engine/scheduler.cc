@@ -29,7 +29,9 @@ void Scheduler::add(NewRequest request) {
   r.prefill_only = request.prefill_only;
   r.prompt_logits = request.prompt_logits;
   r.logits_from = std::max<int64_t>(1, request.logits_from);
-  r.remote_allowed = config_.remote_prefill_min_tokens > 0 && !request.prefill_only && !request.prompt_logits;
+  r.cache_salt = request.cache_salt;
+  // Another instance computes a prompt with the base model only.
+  r.remote_allowed = config_.remote_prefill_min_tokens > 0 && !request.prefill_only && !request.prompt_logits && r.cache_salt == 0;
   r.tier_allowed = !request.prompt_logits;
   r.arrival = next_arrival_++;
   waiting_.emplace(wait_key(r), request.id);
@@ -168,7 +170,7 @@ void Scheduler::admit_waiting(StepPlan& plan, int64_t& budget) {
     // The cache matches at most all but the last token it is given: position logits_from - 1 is computed.
     const std::span<const int32_t> reusable = std::span<const int32_t>(r.tokens).first(
         r.prompt_logits ? size_t(std::min<int64_t>(r.logits_from, int64_t(r.tokens.size()))) : r.tokens.size());
-    r.n_computed = kv_.match_prefix(id, reusable);
+    r.n_computed = kv_.match_prefix(id, reusable, r.cache_salt);
     // Blocks filled elsewhere while other requests compute: a tier below the pool holds the next
     // full blocks, or another instance computes every position but the last prompt token.
     int64_t n_elsewhere = 0;

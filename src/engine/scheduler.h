@@ -56,6 +56,9 @@ struct NewRequest {
   // other instance supplies any (their positions come without logits).
   bool prompt_logits = false;
   int64_t logits_from = 1;
+  // The prefix cache's hash chain starts here (a LoRA adapter's key): blocks computed under one
+  // adapter are never found by another's or the base's requests. 0: the base model.
+  uint64_t cache_salt = 0;
 };
 
 // The token the runner sampled for a request whose run ended at its last token.
@@ -161,6 +164,7 @@ class Scheduler {
     bool loading_from_tier = false;
     bool awaiting_remote = false;  // another instance or a tier fills its blocks up to awaiting_until
     int64_t awaiting_until = 0;
+    uint64_t cache_salt = 0;
     // Blocks that a transfer reads or writes must not be freed by a preemption.
     bool pinned() const { return prefill_only || awaiting_remote; }
   };

@@ -53,11 +53,12 @@ int64_t KvManager::lower_tier_blocks(SeqId seq, std::span<const int32_t> tokens,
   return n;
 }
 
-int64_t KvManager::match_prefix(SeqId seq, std::span<const int32_t> tokens) {
+int64_t KvManager::match_prefix(SeqId seq, std::span<const int32_t> tokens, uint64_t root) {
   SeqBlocks& s = seqs_[seq];
   if (!s.table.empty()) throw std::logic_error("KvManager::match_prefix: sequence already holds blocks");
+  s.last_hash = root;
   if (!prefix_caching_ || tokens.empty()) return 0;
-  PrefixCache::Match match = prefix_.longest_prefix(tokens, static_cast<int64_t>(tokens.size()) - 1);
+  PrefixCache::Match match = prefix_.longest_prefix(tokens, static_cast<int64_t>(tokens.size()) - 1, root);
   for (BlockId b : match.blocks) pool_.acquire(b);
   s.table = std::move(match.blocks);
   s.n_slots = static_cast<int64_t>(s.table.size()) * block_size();

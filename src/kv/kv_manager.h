@@ -69,7 +69,8 @@ class KvManager {
   // For a sequence that holds no blocks yet: take the cached blocks of its longest cached prefix.
   // Returns how many tokens they cover. At least one token is always left to compute, since the
   // step that computes the last token is the one that yields the next token's logits.
-  int64_t match_prefix(SeqId seq, std::span<const int32_t> tokens);
+  // `root`: where the sequence's hash chain starts (a LoRA adapter's salt; kNoParent for the base).
+  int64_t match_prefix(SeqId seq, std::span<const int32_t> tokens, uint64_t root = PrefixCache::kNoParent);
 
   struct Allocation {
     bool ok = false;                // false: nothing changed; the pool cannot hold these tokens now

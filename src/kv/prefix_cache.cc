@@ -52,8 +52,9 @@ std::optional<PrefixCache::Erased> PrefixCache::take_block(BlockId block) {
   return e;
 }
 
-PrefixCache::Match PrefixCache::longest_prefix(std::span<const int32_t> tokens, int64_t max_tokens) {
+PrefixCache::Match PrefixCache::longest_prefix(std::span<const int32_t> tokens, int64_t max_tokens, uint64_t root) {
   Match match;
+  match.last_hash = root;
   const int64_t limit = std::min<int64_t>(max_tokens, static_cast<int64_t>(tokens.size()));
   const int64_t n_full = limit / block_size_;
   query_tokens_ += n_full * block_size_;

@@ -39,7 +39,7 @@ class PrefixCache {
   };
   // The longest cached prefix made of full blocks among the first max_tokens of tokens.
   // Counts the full blocks looked at as queried tokens and the matched ones as hit tokens.
-  Match longest_prefix(std::span<const int32_t> tokens, int64_t max_tokens);
+  Match longest_prefix(std::span<const int32_t> tokens, int64_t max_tokens, uint64_t root = kNoParent);
 
   int64_t query_tokens() const { return query_tokens_; }
   int64_t hit_tokens() const { return hit_tokens_; }

@@ -107,7 +107,7 @@ void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool
   if (cache.size() + n > cache.capacity())
     fail("{} tokens at position {} exceed the context of {} tokens", n, cache.size(), cache.capacity());
   const SequenceRun run{n, cache.size(), cache.block_table(), all_logits ? LogitsWanted::All : LogitsWanted::Last,
-                        prompt ? cache.size() + n : 0};
+                        prompt ? cache.size() + n : 0, adapter_};
   forward(TokenBatch{tokens, std::span(&run, 1)}, cache.store(), logits);
   cache.resize(cache.size() + n);
 }
@@ -188,6 +188,7 @@ void ModelForward::run_layers(const TokenBatch& batch, KvStore& store, const flo
     embed_batch(model_, batch, x_, positions_, run_of_);
   }
   xn_.resize(x_.size());
+  group_lora_tokens(batch);
   token_segments_.clear();
   for (const SequenceRun& run : batch.runs) {
     // A short prompt stays on the int8 kernels: decoding every weight to bf16 pays from a few dozen

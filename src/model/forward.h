@@ -15,6 +15,7 @@
 #include "kv/kv_cache.h"
 #include "kv/kv_store.h"
 #include "model/arch/architecture.h"
+#include "model/lora/lora_adapter.h"
 #include "model/moe_stats.h"
 #include "model/shard.h"
 #include "model/token_batch.h"
@@ -97,6 +98,10 @@ class ModelForward final : private LayerPass {
   void forward(std::span<const int32_t> tokens, KvCache& cache, bool all_logits, std::vector<float>& logits,
                bool prompt = false);
 
+  // The LoRA adapter of the single-sequence forward() above (null: the base); a TokenBatch names
+  // its runs' adapters itself. The adapter must outlive its use.
+  void set_adapter(const lora::LoraAdapter* adapter) { adapter_ = adapter; }
+
   // Every dense matmul's input goes to `observer` too (null: none). Slower; for calibration.
   void set_matmul_observer(MatmulObserver* observer) { observer_ = observer; }
 
@@ -140,7 +145,7 @@ class ModelForward final : private LayerPass {
   // width: under TpMode::Gather, how the ranks split the FFN's width (this rank holds its part of
   // gate and up, and its rows of down); null otherwise.
   void gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
-                 const float* x, int64_t n_tokens, float* out, const Partition* width = nullptr);
+                 const float* x, int64_t n_tokens, float* out, const Partition* width = nullptr, bool lora = false);
   // out (n_tokens, n_embd) = w x: under TpMode::Gather this rank's rows of w, then all ranks' gathered.
   void output_rows(const WeightRef& w, const float* x, int64_t n_tokens, float* out,
                    const cpu::MatmulPrologue& prologue = {});
@@ -163,6 +168,11 @@ class ModelForward final : private LayerPass {
   bool dp_attention() const;
   void matmul(std::initializer_list<cpu::MatmulJob> jobs, const float* x, int64_t n_tokens,
               const cpu::MatmulPrologue& prologue = {});
+  // LoRA (blocks/lora_block.cc): the batch's tokens grouped by their runs' adapters, and each
+  // group's low-rank addend of one target matrix added to y (n_tokens, d_out); x (n_tokens, d_in)
+  // is the matmul's input before its prologue, which is applied here to the adapted rows alone.
+  void group_lora_tokens(const TokenBatch& batch);
+  void add_lora(lora::Target target, const float* x, int64_t d_in, const cpu::MatmulPrologue& prologue, float* y, int64_t d_out);
 
   const Model& model_;
   const ModelSpec spec_;  // local_spec()
@@ -203,6 +213,14 @@ class ModelForward final : private LayerPass {
   std::vector<float> head_in_, head_out_;  // one head's rows of a per-head matmul
   std::vector<int32_t> positions_;  // (n_tokens)
   std::vector<int32_t> run_of_;     // (n_tokens) index of the token's run
+  struct LoraGroup {
+    const lora::LoraAdapter* adapter;
+    std::vector<int64_t> tokens;
+  };
+  std::vector<LoraGroup> lora_groups_;  // this batch's adapters and their tokens (empty: none)
+  int64_t layer_ = 0;                   // the layer the blocks are in (set by attention())
+  const lora::LoraAdapter* adapter_ = nullptr;  // set_adapter
+  std::vector<float> lora_x_;           // the adapted tokens' matmul inputs, prologue applied
   // Consecutive rows of one kind (a prompt's positions, or not) of the whole batch and of the rows
   // whose logits are wanted; a matmul over either splits along them (prefill kernels for the first).
   struct RowSegment {

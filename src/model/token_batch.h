@@ -10,6 +10,10 @@
 
 namespace ridge {
 
+namespace lora {
+struct LoraAdapter;
+}
+
 enum class LogitsWanted { None, Last, All };
 
 struct SequenceRun {
@@ -20,6 +24,8 @@ struct SequenceRun {
   // Positions below this are the prompt's: they take the prefill kernels (cpu::MatmulInput::prefill),
   // so a position's result never depends on how the prompt was chunked or batched. 0: none.
   int64_t prompt_end = 0;
+  // The run's LoRA adapter (model/lora): its low-rank addends join this run's rows only. null: the base.
+  const lora::LoraAdapter* adapter = nullptr;
 };
 
 struct TokenBatch {

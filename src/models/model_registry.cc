@@ -1,10 +1,11 @@
 #include "models/model_registry.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <limits>
 
 #include <fmt/format.h>
+
+#include "core/log.h"
 
 namespace ridge::models {
 
@@ -249,14 +250,13 @@ bool ModelRegistry::make_room(Slot& slot, std::unique_lock<std::mutex>& lock) {
       if (!pick || s->last_used < pick->last_used) pick = s.get();
     }
     if (idle) {
-      std::fprintf(stderr, "models: unloading %s (least recently used) to make room for %s\n", idle->source.name.c_str(),
-                   slot.source.name.c_str());
+      log_info("models: unloading {} (least recently used) to make room for {}", idle->source.name,
+                   slot.source.name);
       retire(*idle, true);
       continue;
     }
     if (busy && !draining) {
-      std::fprintf(stderr, "models: draining %s (%lld requests running) to make room for %s\n", busy->source.name.c_str(),
-                   (long long)busy->leases, slot.source.name.c_str());
+      log_info("models: draining {} ({} requests running) to make room for {}", busy->source.name, busy->leases, slot.source.name);
       busy->state = ModelState::kDraining;
       ++busy->evictions;
       changed_.notify_all();
@@ -283,7 +283,7 @@ void ModelRegistry::load_one(Slot& slot) {
     slot.error_kind = kind;
     slot.error = message;
     ++slot.failures;
-    std::fprintf(stderr, "models: %s failed to load: %s\n", source.name.c_str(), message.c_str());
+    log_warning("models: {} failed to load: {}", source.name, message);
     changed_.notify_all();
     lock.unlock();
   };
@@ -320,7 +320,7 @@ void ModelRegistry::load_one(Slot& slot) {
   slot.unload_at.reset();
   ++slot.loads;
   slot.load_seconds += seconds;
-  std::fprintf(stderr, "models: %s loaded in %.2f s (%s)\n", source.name.c_str(), seconds, mib(slot.bytes).c_str());
+  log_info("models: {} loaded in {:.2f} s ({})", source.name, seconds, mib(slot.bytes));
   changed_.notify_all();
 }
 
@@ -341,7 +341,7 @@ void ModelRegistry::worker() {
     for (auto& s : slots_) {
       if (s->state != ModelState::kLoaded || s->leases > 0 || !s->unload_at) continue;
       if (*s->unload_at <= now) {
-        std::fprintf(stderr, "models: unloading %s (idle)\n", s->source.name.c_str());
+        log_info("models: unloading {} (idle)", s->source.name);
         retire(*s, false);
       } else if (!next || *s->unload_at < *next) {
         next = s->unload_at;

@@ -174,6 +174,7 @@ bool HttpServer::Impl::authorized(const httplib::Request& req) const {
 ModelHandle HttpServer::Impl::acquire(std::string_view body, const std::string& model, ModelRouter::Want want) {
   ModelChoice choice = model_choice_of(body);
   choice.model = model;
+  note_model(model);  // for the access log
   return router.acquire(choice, want);
 }
 
@@ -223,7 +224,6 @@ void HttpServer::Impl::completion(Api api, const Parse& parse, const httplib::Re
   const auto deadline = arrival + config.request_timeout;
   try {
     const OpenaiRequest request = parse(req.body);
-    note_model(request.model);
     ModelHandle model = acquire(req.body, request.model, ModelRouter::Want::kGenerate);
     auto job = std::make_shared<CompletionJob>(*model.completions, *model.metrics, request, arrival);
     job->hold(std::move(model.hold));  // the model stays loaded while the job lives
@@ -405,6 +405,14 @@ void HttpServer::Impl::install_routes() {
     };
   };
   http.Post("/models/load", model_admin(true));
+  // vLLM's run-time LoRA routes (on only with --lora-dir).
+  for (const bool load : {true, false})
+    http.Post(load ? "/v1/load_lora_adapter" : "/v1/unload_lora_adapter", [this, load](const httplib::Request& req, httplib::Response& res) {
+      json_route(res, [&] {
+        const json body = json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+        return dump(load ? router.load_lora(body) : router.unload_lora(body));
+      });
+    });
   http.Post("/models/unload", model_admin(false));
   // The embedding model's routes; vLLM also answers /rerank and /score without the /v1.
   const auto embedding_route = [this](auto reply) {
@@ -466,6 +474,11 @@ void HttpServer::add_post(const std::string& path, PostHandler handler) {
     res.status = status;
     res.set_content(body, kJson);
   });
+}
+
+void HttpServer::set_lora(LoraAdapters* adapters) {
+  if (!impl_->single) fail("HttpServer::set_lora: LoRA adapters are served by a one-model server");
+  impl_->single->set_lora(adapters);
 }
 
 void HttpServer::set_embeddings(EmbeddingService* service, bool listed) {

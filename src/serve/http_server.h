@@ -21,6 +21,7 @@ namespace ridge {
 
 class EmbeddingService;
 class ModelRouter;
+class LoraAdapters;
 
 struct ServerConfig {
   std::string host = "127.0.0.1";
@@ -62,6 +63,8 @@ class HttpServer {
   // is listed in /v1/models beside the backend's model when `listed`. Without one those routes
   // say the server has no embedding model.
   void set_embeddings(EmbeddingService* service, bool listed = true);
+  // The model's LoRA adapters, served by name (before bind(); a one-model server only).
+  void set_lora(LoraAdapters* adapters);
   // Serves until shutdown() has finished. Call bind() first.
   void run();
   // From any thread (a signal watcher): refuse new requests (503), let in-flight ones finish within

@@ -47,6 +47,12 @@ std::optional<double> parse_duration(const std::string& text) {
 
 }  // namespace
 
+nlohmann::json ModelRouter::load_lora(const nlohmann::json&) {
+  throw ApiError(404, "loading LoRA adapters at run time is off: start ridge serve with --lora-dir DIR to allow it");
+}
+
+nlohmann::json ModelRouter::unload_lora(const nlohmann::json& body) { return load_lora(body); }
+
 ModelChoice model_choice_of(std::string_view body) {
   ModelChoice choice;
   const nlohmann::json j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);

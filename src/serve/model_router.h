@@ -50,6 +50,9 @@ class ModelRouter {
   // POST /models/load and /models/unload: the reply's body. Throws ApiError.
   virtual nlohmann::json load(const std::string& name) = 0;
   virtual nlohmann::json unload(const std::string& name) = 0;
+  // POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's bodies). Throws ApiError.
+  virtual nlohmann::json load_lora(const nlohmann::json& body);
+  virtual nlohmann::json unload_lora(const nlohmann::json& body);
   // Every request in flight, of every model, is cancelled (shutdown) by the HTTP server itself.
 };
 

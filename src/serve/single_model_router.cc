@@ -5,6 +5,7 @@
 #include "embed/embedding_service.h"
 #include "serve/api_error.h"
 #include "serve/embeddings_route.h"
+#include "serve/metrics_labels.h"
 
 namespace ridge {
 
@@ -26,6 +27,14 @@ ModelHandle SingleModelRouter::acquire(const ModelChoice& choice, Want want) {
     h.name = embeddings_->id();
     return h;
   }
+  if (!choice.model.empty() && choice.model != backend_.model_id() && lora_)
+    if (std::shared_ptr<LoraAdapters::Entry> entry = lora_->acquire(choice.model)) {
+      h.completions = &lora_->backend(*entry);
+      h.metrics = &lora_->metrics(*entry);
+      h.name = choice.model;
+      h.hold = std::move(entry);
+      return h;
+    }
   if (!choice.model.empty() && choice.model != backend_.model_id())
     throw ApiError(404, fmt::format("The model '{}' does not exist (this server serves '{}').", choice.model, backend_.model_id()),
                    "model", "model_not_found");
@@ -43,11 +52,21 @@ json SingleModelRouter::list(bool) {
     data.push_back({{"id", embeddings_->id()}, {"object", "model"}, {"created", created_}, {"owned_by", "ridge"},
                     {"max_model_len", embeddings_->model().max_tokens()}, {"task", "embed"},
                     {"dimensions", embeddings_->model().dimensions()}});
+  if (lora_)
+    for (json& row : lora_->models(created_, backend_.model_id())) data.push_back(std::move(row));
   return {{"object", "list"}, {"data", std::move(data)}};
 }
 
 std::string SingleModelRouter::prometheus() {
   std::string text = metrics_.prometheus(backend_.stats());
+  if (lora_) {  // the base's and each adapter's request metrics, told apart by model_name
+    std::vector<std::pair<std::string, std::string>> texts = lora_->prometheus();
+    if (!texts.empty()) {
+      texts.insert(texts.begin(), {backend_.model_id(), text});
+      text = merge_model_metrics(texts);
+    }
+    text += lora_->counters();
+  }
   if (embeddings_) text += embedding_metrics(*embeddings_);
   return text;
 }
@@ -64,5 +83,27 @@ json SingleModelRouter::load(const std::string&) {
 }
 
 json SingleModelRouter::unload(const std::string& name) { return load(name); }
+
+namespace {
+
+std::string string_field(const json& body, const char* key) {
+  if (!body.is_object() || !body.contains(key) || !body[key].is_string())
+    throw ApiError(400, fmt::format("the body needs \"{}\" (a string)", key), key);
+  return body[key].get<std::string>();
+}
+
+}  // namespace
+
+json SingleModelRouter::load_lora(const json& body) {
+  if (!lora_ || !lora_->runtime_loading()) return ModelRouter::load_lora(body);
+  const std::string name = string_field(body, "lora_name");
+  if (name == backend_.model_id()) throw ApiError(400, "'lora_name' is the base model's name", "lora_name");
+  return lora_->load(name, string_field(body, "lora_path"));
+}
+
+json SingleModelRouter::unload_lora(const json& body) {
+  if (!lora_ || !lora_->runtime_loading()) return ModelRouter::unload_lora(body);
+  return lora_->unload(string_field(body, "lora_name"));
+}
 
 }  // namespace ridge

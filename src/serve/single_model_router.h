@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "loadgen/slo.h"
+#include "serve/lora_adapters.h"
 #include "serve/model_router.h"
 #include "serve/serve_metrics.h"
 
@@ -19,7 +20,12 @@ class SingleModelRouter : public ModelRouter {
     embeddings_listed_ = listed;
   }
 
+  // The base model's LoRA adapters, served under their own names (before the server starts).
+  void set_lora(LoraAdapters* adapters) { lora_ = adapters; }
+
   ModelHandle acquire(const ModelChoice& choice, Want want) override;
+  nlohmann::json load_lora(const nlohmann::json& body) override;
+  nlohmann::json unload_lora(const nlohmann::json& body) override;
   nlohmann::json list(bool rescan) override;
   std::string prometheus() override;
   nlohmann::json metrics_json(const std::string& model) override;
@@ -31,6 +37,7 @@ class SingleModelRouter : public ModelRouter {
   CompletionBackend& backend_;
   EmbeddingService* embeddings_ = nullptr;
   bool embeddings_listed_ = false;
+  LoraAdapters* lora_ = nullptr;
   ServeMetrics metrics_;
   const int64_t created_ =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();

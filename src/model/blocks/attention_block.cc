@@ -67,8 +67,14 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
   proj_.resize(x_.size());
 
   // RMSNorm fused into the matmul's activation pass (kernels/cpu/matmul.h).
-  matmul({job(w.wq, q_.data()), job(w.wk, k_.data()), job(w.wv, v_.data())}, x_.data(), n,
-         {cpu::MatmulPrologue::Kind::RmsNorm, as_f32(w.attn_norm), s.rms_eps, nullptr});
+  const cpu::MatmulPrologue attn_norm{cpu::MatmulPrologue::Kind::RmsNorm, as_f32(w.attn_norm), s.rms_eps, nullptr};
+  matmul({job(w.wq, q_.data()), job(w.wk, k_.data()), job(w.wv, v_.data())}, x_.data(), n, attn_norm);
+  layer_ = l;
+  if (!lora_groups_.empty()) {
+    add_lora(lora::Target::kQ, x_.data(), s.n_embd, attn_norm, q_.data(), s.q_dim());
+    add_lora(lora::Target::kK, x_.data(), s.n_embd, attn_norm, k_.data(), s.kv_dim());
+    add_lora(lora::Target::kV, x_.data(), s.n_embd, attn_norm, v_.data(), s.kv_dim());
+  }
   add_bias(q_.data(), w.bq, n);
   add_bias(k_.data(), w.bk, n);
   add_bias(v_.data(), w.bv, n);
@@ -129,6 +135,7 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
     output_rows(w.wo, gathered_.data(), n, proj_.data());
   } else {
     matmul({job(w.wo, proj_.data())}, attn_.data(), n);
+    if (!lora_groups_.empty()) add_lora(lora::Target::kO, attn_.data(), s.q_dim(), {}, proj_.data(), s.n_embd);
   }
   add_residual(proj_.data(), w.post_attn_norm, n, reduce_attention());
 }

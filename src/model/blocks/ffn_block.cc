@@ -14,7 +14,7 @@ const float* as_f32(const WeightRef& w) { return static_cast<const float*>(w.dat
 }  // namespace
 
 void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const WeightRef& down, const WeightRef* norm,
-                             const float* x, int64_t n, float* out, const Partition* width) {
+                             const float* x, int64_t n, float* out, const Partition* width, bool lora) {
   const ModelSpec& s = spec_;
   gate_.resize(size_t(n * gate.rows));
   up_.resize(gate_.size());
@@ -22,6 +22,11 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
   cpu::MatmulPrologue in;
   if (norm) in = {cpu::MatmulPrologue::Kind::RmsNorm, as_f32(*norm), s.rms_eps, nullptr};
   matmul({job(gate, gate_.data()), job(up, up_.data())}, x, n, in);
+  lora = lora && !lora_groups_.empty();
+  if (lora) {
+    add_lora(lora::Target::kGate, x, s.n_embd, in, gate_.data(), gate.rows);
+    add_lora(lora::Target::kUp, x, s.n_embd, in, up_.data(), up.rows);
+  }
   if (width) {
     // Each rank activates its columns (the bits the fused prologue gives), then all of them
     // together go through this rank's rows of down.
@@ -32,7 +37,9 @@ void ModelForward::gated_ffn(const WeightRef& gate, const WeightRef& up, const W
   }
   const auto act = s.ffn_activation == FfnActivation::GeGlu ? cpu::MatmulPrologue::Kind::GeGlu
                                                             : cpu::MatmulPrologue::Kind::SwiGlu;
-  matmul({job(down, out)}, gate_.data(), n, {act, nullptr, 0.0f, up_.data()});
+  const cpu::MatmulPrologue activation{act, nullptr, 0.0f, up_.data()};
+  matmul({job(down, out)}, gate_.data(), n, activation);
+  if (lora) add_lora(lora::Target::kDown, gate_.data(), gate.rows, activation, out, s.n_embd);
 }
 
 void ModelForward::activate(float* gate, const float* up, int64_t n) const {
@@ -61,7 +68,7 @@ void ModelForward::dense_ffn(const LayerWeights& w) {
   if (n == 0) return;  // a data-parallel rank without sequences this step
   proj_.resize(x_.size());
   gated_ffn(w.w_gate, w.w_up, w.w_down, &w.ffn_norm, x_.data(), n, proj_.data(),
-            gather_mode() ? &model_.shard->ff : nullptr);
+            gather_mode() ? &model_.shard->ff : nullptr, /*lora=*/true);
   add_residual(proj_.data(), w.post_ffn_norm, n, reduce_ffn());
 }
 
