@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   ridge::cli::add_batch_command(app);
   ridge::cli::add_grammar_command(app);
   ridge::cli::add_quantize_command(app);
+  ridge::cli::add_lora_command(app);
   ridge::cli::add_eval_command(app);
   ridge::cli::add_imatrix_command(app);
   ridge::cli::add_embed_command(app);

@@ -90,10 +90,10 @@ std::vector<float> input_factors(const gguf::GgufFile& in, const gguf::TensorInf
 
 // Row r of `t` as f32 (its input factor and AWQ's scaling applied), in `row` unless it is f32 already.
 const float* f32_row(const gguf::TensorInfo& t, int64_t r, const std::vector<float>& factors, const AwqTransform* awq,
-                     std::vector<float>& row) {
+                     std::vector<float>& row, const RowTransform* transform = nullptr) {
   const int64_t n_per_row = t.shape[0];
   const uint8_t* src = t.data + r * dtype_row_bytes(t.type, n_per_row);
-  if (t.type == DType::F32 && factors.empty() && !awq) return reinterpret_cast<const float*>(src);
+  if (t.type == DType::F32 && factors.empty() && !awq && !transform) return reinterpret_cast<const float*>(src);
   row.resize(size_t(n_per_row));
   ref::dequantize_row(t.type, src, row.data(), n_per_row);
   if (!factors.empty()) {
@@ -102,6 +102,7 @@ const float* f32_row(const gguf::TensorInfo& t, int64_t r, const std::vector<flo
     for (float& v : row) v *= f;
   }
   if (awq) apply_awq(*awq, r, row.data(), n_per_row);
+  if (transform) transform->apply(t.name, r, row.data(), n_per_row);
   return row.data();
 }
 
@@ -127,7 +128,7 @@ std::vector<float> nvfp4_factors(const gguf::TensorInfo& t, const std::vector<fl
 // Quantizes rows [first, first + n) of `t` into `dst`, dequantizing each to f32 first.
 void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance, const std::vector<float>& in_factors,
                    const AwqTransform* awq, const std::vector<float>& out_factors, int64_t first, int64_t n, uint8_t* dst,
-                   int threads) {
+                   int threads, const RowTransform* transform) {
   const int64_t n_per_row = t.shape[0];
   const int64_t rows_per_expert = t.shape.size() > 1 ? t.shape[1] : 1;
   const int64_t dst_row = dtype_row_bytes(to, n_per_row);
@@ -140,7 +141,7 @@ void quantize_slab(const gguf::TensorInfo& t, DType to, const float* importance,
     for (int64_t task = 0; task < tasks; ++task) {
       try {
         for (int64_t r = first + task * kRowsPerTask; r < std::min(first + n, first + (task + 1) * kRowsPerTask); ++r) {
-          const float* f32 = f32_row(t, r, in_factors, awq, row);
+          const float* f32 = f32_row(t, r, in_factors, awq, row, transform);
           const float* w = importance ? importance + (r / rows_per_expert) * n_per_row : nullptr;
           if (to == DType::NVFP4) {  // with the matrix's factor
             const float global = out_factors[size_t(r / rows_per_expert)];
@@ -216,7 +217,7 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
     if (folded(t.name)) continue;
     const TypeChoice& c = choices[i];
     TensorOutcome o{t.name, t.type, c.quantize ? c.type : t.type, t.n_bytes, 0, false, c.fell_back, false};
-    o.quantized = o.to != o.from;
+    o.quantized = o.to != o.from || (options.transform && options.transform->applies(t.name));
     if (o.quantized) {
       if (!can_quantize(o.to)) fail("tensor '{}': ridge cannot write {} blocks", t.name, dtype_name(o.to));
       if (t.type != DType::F32 && !ref::can_dequantize(t.type))
@@ -275,7 +276,8 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
       buffer.resize(size_t(slab * dst_row));
       for (int64_t r = 0; r < rows; r += slab) {
         const int64_t n = std::min(slab, rows - r);
-        quantize_slab(t, o.to, importance, in_factors, awq_of(t.name), factors, r, n, buffer.data(), threads);
+        const RowTransform* transform = options.transform && options.transform->applies(t.name) ? options.transform : nullptr;
+        quantize_slab(t, o.to, importance, in_factors, awq_of(t.name), factors, r, n, buffer.data(), threads, transform);
         out.write_tensor_data(buffer.data(), size_t(n * dst_row));
       }
     }

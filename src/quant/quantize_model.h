@@ -4,6 +4,7 @@
 // streamed into a new GGUF with the input's metadata. The output appears under its name only
 // when complete (the writer's .part file and rename), so a failure leaves nothing half-written.
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,13 @@ namespace ridge::quant {
 
 class ImportanceMatrix;  // quant/importance_matrix.h
 
+// Changes the f32 rows of some tensors before they are (re)quantized: a LoRA merge adds its
+// scale * B * A (cli/lora_merge). A tensor it applies to is written anew even when its type stays.
+struct RowTransform {
+  std::function<bool(const std::string& tensor)> applies;
+  std::function<void(const std::string& tensor, int64_t row, float* values, int64_t n)> apply;
+};
+
 struct QuantizeOptions {
   std::string input;   // a GGUF file
   std::string output;  // the GGUF to write
@@ -27,6 +35,7 @@ struct QuantizeOptions {
   bool dry_run = false;                       // choose types and sizes, write nothing
   bool awq = false;                           // activation-aware scaling from the imatrix (quant/awq.h)
   bool awq_weighted_rounding = true;          // with awq: round with the imatrix's weights too (false: plain rounding)
+  const RowTransform* transform = nullptr;    // null: rows as read
 };
 
 struct TensorOutcome {
