@@ -221,6 +221,16 @@ class ModelForward final : private LayerPass {
   int64_t layer_ = 0;                   // the layer the blocks are in (set by attention())
   const lora::LoraAdapter* adapter_ = nullptr;  // set_adapter
   std::vector<float> lora_x_;           // the adapted tokens' matmul inputs, prologue applied
+  struct LoraJob {
+    const lora::LoraMatrix* m;
+    int64_t first, n;  // its rows in lora_x_rows_ / lora_y_rows_
+    int64_t t_first;   // its (n, rank) in lora_t_
+  };
+  std::vector<LoraJob> lora_jobs_;                      // one target's adapters
+  std::vector<const float*> lora_x_rows_;                // their tokens' inputs (prologue applied)
+  std::vector<float*> lora_y_rows_;                      // their tokens' outputs
+  std::vector<float> lora_t_;                            // x A^T of each
+  std::vector<std::pair<int64_t, int64_t>> lora_items_;  // (job, first row or column) per parallel item
   // Consecutive rows of one kind (a prompt's positions, or not) of the whole batch and of the rows
   // whose logits are wanted; a matmul over either splits along them (prefill kernels for the first).
   struct RowSegment {

@@ -16,7 +16,6 @@
 #include "model/gguf/gguf_file.h"
 #include "model/gguf/gguf_writer.h"
 #include "model/lora/lora_adapter.h"
-#include "model/lora/lora_addend.h"
 #include "model/model_loader.h"
 #include "model/synth/synth_model.h"
 
@@ -31,36 +30,6 @@ std::vector<float> random_values(size_t n, uint32_t seed, float scale) {
   std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   return v;
-}
-
-TEST(LoraAddend, MatchesDenseArithmetic) {
-  for (const auto& [rank, d_in, d_out] : std::vector<std::tuple<int64_t, int64_t, int64_t>>{{1, 7, 5}, {8, 64, 33}, {16, 129, 200}}) {
-    lora::LoraMatrix m;
-    m.rank = rank, m.d_in = d_in, m.d_out = d_out, m.scale = 0.75f;
-    const std::vector<float> a = random_values(size_t(rank * d_in), 1, 0.3f), b = random_values(size_t(d_out * rank), 2, 0.3f);
-    m.a_t.resize(a.size());
-    m.b_t.resize(b.size());
-    for (int64_t j = 0; j < rank; ++j)
-      for (int64_t i = 0; i < d_in; ++i) m.a_t[size_t(i * rank + j)] = a[size_t(j * d_in + i)];
-    for (int64_t o = 0; o < d_out; ++o)
-      for (int64_t j = 0; j < rank; ++j) m.b_t[size_t(j * d_out + o)] = b[size_t(o * rank + j)];
-    const std::vector<float> x = random_values(size_t(3 * d_in), 3, 1.0f);
-    std::vector<float> y(size_t(3 * d_out), 0.5f);
-    ThreadPool pool(2);
-    const std::vector<int64_t> tokens{0, 2};  // row 1 is not adapted
-    lora::add_lora_rows(m, x.data(), d_in, tokens, y.data(), d_out, pool);
-    for (int64_t t = 0; t < 3; ++t)
-      for (int64_t o = 0; o < d_out; ++o) {
-        double want = 0.5;
-        if (t != 1)
-          for (int64_t j = 0; j < rank; ++j) {
-            double ax = 0;
-            for (int64_t i = 0; i < d_in; ++i) ax += double(a[size_t(j * d_in + i)]) * x[size_t(t * d_in + i)];
-            want += 0.75 * double(b[size_t(o * rank + j)]) * ax;
-          }
-        EXPECT_NEAR(y[size_t(t * d_out + o)], want, 1e-4 * (1 + std::fabs(want))) << rank << " " << t << " " << o;
-      }
-  }
 }
 
 TEST(LoraScale, RefusesWhatIsNoScale) {
