@@ -12,6 +12,7 @@
 #include "cli/parallel_options.h"
 #include "dist/lockstep.h"
 #include "core/error.h"
+#include "model/lora/lora_adapter.h"
 #include "engine/engine.h"
 #include "engine/generator.h"
 #include "engine/grammar_vocab.h"
@@ -45,6 +46,9 @@ struct RunOptions {
   std::string grammar, grammar_file, json_schema, json_schema_file, regex, whitespace = "compact";
   std::vector<std::string> choices;
   bool no_jump_forward = false;
+  std::string lora;  // a PEFT directory or GGUF LoRA file
+  float lora_scale = 1.0f;
+  std::shared_ptr<const lora::LoraAdapter> adapter;  // loaded from it
   ParallelCliOptions parallel;
 };
 
@@ -131,6 +135,7 @@ GenerationResult generate_on_engine(const Model& model, const Tokenizer& tokeniz
   c.max_batched_tokens = std::max<int64_t>(512, int64_t(o.request.prompt.size()));  // the prompt in one pass
   Engine engine(model, tokenizer, c);
   RequestOptions r;
+  r.adapter = o.adapter;
   r.prompt = o.request.prompt;
   r.sampling = o.request.sampling;
   r.max_tokens = o.request.max_tokens;
@@ -172,6 +177,10 @@ void run(RunOptions& o) {
   dist::Parallel* parallel = parallel_for(o.parallel);
   const auto shard = shard_request(parallel, o.parallel);
   const Model model = load_gguf_model(file, shard.get());
+  if (!o.lora.empty()) {
+    if (shard) fail("--lora: LoRA adapters are not supported on a model split across ranks yet");
+    o.adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale});
+  }
   if (parallel && !parallel->is_driver()) return dist::run_worker(model, default_threads(o.threads), *parallel);
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
   const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
@@ -206,6 +215,7 @@ void run(RunOptions& o) {
   } else {
     ModelForward forward(model, o.threads);
     forward.set_numerics(*numerics);
+    forward.set_adapter(o.adapter.get());
     Generator generator(forward, tokenizer, n_ctx);
     result = generator.generate(o.request, on_text);
   }
@@ -256,6 +266,8 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--top-logprobs", s.top_logprobs, "alternatives to report per token with --logprobs");
   cmd->add_flag("--logprobs", o->show_logprobs, "print each token's logprob (and top alternatives) after the text");
   cmd->add_option("-t,--threads", o->threads, "threads (default: all cores)");
+  cmd->add_option("--lora", o->lora, "a LoRA adapter applied to the model (a PEFT directory or a GGUF LoRA file)");
+  cmd->add_option("--lora-scale", o->lora_scale, "the adapter's scale, times its alpha / rank")->capture_default_str();
   cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit (Q4_1/Q8_0 Llama models; conformance checks)")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();

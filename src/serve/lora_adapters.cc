@@ -1,5 +1,6 @@
 #include "serve/lora_adapters.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -59,8 +60,7 @@ struct LoraAdapters::Entry {
   std::string name;
   std::shared_ptr<const lora::LoraAdapter> adapter;
   std::unique_ptr<AdapterBackend> backend;
-  ServeMetrics metrics;
-  Clock::time_point last_used = Clock::now();
+  std::shared_ptr<ServeMetrics> metrics;
   double load_seconds = 0;
 };
 
@@ -72,42 +72,58 @@ LoraAdapters::LoraAdapters(CompletionBackend& base, const ModelSpec& spec, LoraS
 LoraAdapters::~LoraAdapters() = default;
 
 std::shared_ptr<LoraAdapters::Entry> LoraAdapters::make(const std::string& name, const std::string& path) {
-  if (!models::is_valid_model_name(name)) fail("'{}' is not a usable adapter name (no '/', '..', quotes or spaces)", name);
   const auto start = Clock::now();
   auto e = std::make_shared<Entry>();
   e->name = name;
   e->adapter = lora::load_adapter(path, spec_);
   e->backend = std::make_unique<AdapterBackend>(base_, e->adapter, name);
-  e->metrics.set_slo(slo_);
   e->load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  log_info("lora: {} (rank {}, {} matrices, {:.1f} MiB) loaded in {:.3f} s", name, e->adapter->rank, e->adapter->n_matrices(),
+  log_info("lora: {} (rank {}, {} matrices, {:.1f} MiB) read in {:.3f} s", name, e->adapter->rank, e->adapter->n_matrices(),
            double(e->adapter->bytes()) / double(1 << 20), e->load_seconds);
   return e;
 }
 
-void LoraAdapters::insert(std::shared_ptr<Entry> e) {
-  while (int32_t(entries_.size()) >= config_.max_loras) {
-    // The least recently used adapter no request holds (the map holds one reference).
-    std::map<std::string, std::shared_ptr<Entry>>::iterator victim = entries_.end();
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (it->second.use_count() == 1 && (victim == entries_.end() || it->second->last_used < victim->second->last_used)) victim = it;
-    if (victim == entries_.end())
-      throw ApiError(503, fmt::format("all {} adapters (--max-loras) have requests running; try again", config_.max_loras), "lora_name");
-    log_info("lora: unloading {} (least recently used) to make room for {}", victim->first, e->name);
-    entries_.erase(victim);
+LoraAdapters::Slot& LoraAdapters::new_slot(const std::string& name, const std::string& path) {
+  Slot& slot = slots_[name];
+  slot.path = path;
+  slot.metrics = std::make_shared<ServeMetrics>();
+  slot.metrics->set_slo(slo_);
+  slot.last_used = Clock::now();
+  return slot;
+}
+
+void LoraAdapters::swap_out_idle() {
+  for (;;) {
+    int32_t in_memory = 0;
+    Slot* victim = nullptr;
+    for (auto& [name, slot] : slots_) {
+      if (!slot.entry) continue;
+      ++in_memory;
+      // Idle: only the slot holds it.
+      if (slot.entry.use_count() == 1 && (!victim || slot.last_used < victim->last_used)) victim = &slot;
+    }
+    if (in_memory <= config_.max_loras || !victim) return;
+    log_info("lora: swapping out {} (least recently used; --max-loras {})", victim->entry->name, config_.max_loras);
+    victim->entry.reset();
     ++evictions_;
     ++unloads_;
   }
-  entries_[e->name] = std::move(e);
+}
+
+void LoraAdapters::insert(Slot& slot, std::shared_ptr<Entry> e) {
+  e->metrics = slot.metrics;
+  slot.entry = std::move(e);
+  slot.last_used = Clock::now();
   ++loads_;
+  swap_out_idle();
 }
 
 void LoraAdapters::add(const std::string& name, const std::string& path) {
+  if (!models::is_valid_model_name(name)) fail("'{}' is not a usable adapter name (no '/', '..', quotes or spaces)", name);
   auto e = make(name, path);
   std::lock_guard lock(mutex_);
-  if (entries_.count(name)) fail("two adapters are named '{}'", name);
-  if (int32_t(entries_.size()) >= config_.max_loras) fail("more --lora adapters than --max-loras {}", config_.max_loras);
-  insert(std::move(e));
+  if (slots_.count(name)) fail("two adapters are named '{}'", name);
+  insert(new_slot(name, path), std::move(e));
 }
 
 std::string LoraAdapters::checked_path(const std::string& path) const {
@@ -130,7 +146,7 @@ json LoraAdapters::load(const std::string& name, const std::string& path) {
   if (!models::is_valid_model_name(name)) throw ApiError(400, "'lora_name' is not a usable name (no '/', '..', quotes or spaces)", "lora_name");
   {
     std::lock_guard lock(mutex_);
-    if (entries_.count(name)) throw ApiError(400, fmt::format("an adapter named '{}' is loaded already", name), "lora_name");
+    if (slots_.count(name)) throw ApiError(400, fmt::format("an adapter named '{}' is loaded already", name), "lora_name");
   }
   std::shared_ptr<Entry> e;
   try {
@@ -144,69 +160,93 @@ json LoraAdapters::load(const std::string& name, const std::string& path) {
   const double seconds = e->load_seconds;
   const int64_t rank = e->adapter->rank;
   std::lock_guard lock(mutex_);
-  if (entries_.count(name)) throw ApiError(400, fmt::format("an adapter named '{}' is loaded already", name), "lora_name");
-  insert(std::move(e));
+  if (slots_.count(name)) throw ApiError(400, fmt::format("an adapter named '{}' is loaded already", name), "lora_name");
+  insert(new_slot(name, real), std::move(e));
   return {{"success", true}, {"lora_name", name}, {"rank", rank}, {"load_seconds", seconds}};
 }
 
 json LoraAdapters::unload(const std::string& name) {
   std::lock_guard lock(mutex_);
-  auto it = entries_.find(name);
-  if (it == entries_.end()) throw ApiError(404, fmt::format("no adapter named '{}' is loaded", name), "lora_name", "model_not_found");
-  const int64_t running = it->second.use_count() - 1;
-  entries_.erase(it);  // requests holding it finish with it
-  ++unloads_;
+  auto it = slots_.find(name);
+  if (it == slots_.end()) throw ApiError(404, fmt::format("no adapter named '{}' is loaded", name), "lora_name", "model_not_found");
+  const int64_t running = it->second.entry ? it->second.entry.use_count() - 1 : 0;
+  if (it->second.entry) ++unloads_;
+  slots_.erase(it);  // requests holding it finish with it
   return {{"success", true}, {"lora_name", name}, {"requests_running", running}};
 }
 
 std::shared_ptr<LoraAdapters::Entry> LoraAdapters::acquire(const std::string& name) {
+  std::string path;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = slots_.find(name);
+    if (it == slots_.end()) return nullptr;
+    it->second.last_used = Clock::now();
+    if (it->second.entry) return it->second.entry;
+    path = it->second.path;
+  }
+  // Swapped out: read it again (outside the lock; a concurrent reader's copy wins if it is first).
+  std::shared_ptr<Entry> e;
+  try {
+    e = make(name, path);
+  } catch (const Error& err) {
+    log_warning("lora: {} could not be read again: {}", name, err.what());
+    throw ApiError(503, fmt::format("the adapter '{}' could not be read again", name), "model", "model_load_failed");
+  }
   std::lock_guard lock(mutex_);
-  auto it = entries_.find(name);
-  if (it == entries_.end()) return nullptr;
-  it->second->last_used = Clock::now();
-  return it->second;
+  auto it = slots_.find(name);
+  if (it == slots_.end()) return nullptr;  // forgotten meanwhile
+  if (it->second.entry) return it->second.entry;
+  std::shared_ptr<Entry> held = e;  // held before the swap-out looks, so it is not the one swapped
+  insert(it->second, std::move(e));
+  return held;
 }
 
 CompletionBackend& LoraAdapters::backend(Entry& e) { return *e.backend; }
-ServeMetrics& LoraAdapters::metrics(Entry& e) { return e.metrics; }
+ServeMetrics& LoraAdapters::metrics(Entry& e) { return *e.metrics; }
 
 bool LoraAdapters::empty() const {
   std::lock_guard lock(mutex_);
-  return entries_.empty();
+  return slots_.empty();
 }
 
 json LoraAdapters::models(int64_t created, const std::string& parent) const {
   std::lock_guard lock(mutex_);
   json rows = json::array();
-  for (const auto& [name, e] : entries_)
-    rows.push_back({{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"}, {"parent", parent},
-                    {"root", parent}, {"max_model_len", base_.n_ctx()},
-                    {"lora", {{"rank", e->adapter->rank}, {"alpha", e->adapter->alpha}, {"format", e->adapter->source_format},
-                              {"matrices", e->adapter->n_matrices()}, {"bytes", e->adapter->bytes()}}}});
+  for (const auto& [name, slot] : slots_) {
+    json row = {{"id", name}, {"object", "model"}, {"created", created}, {"owned_by", "ridge"}, {"parent", parent},
+                {"root", parent}, {"max_model_len", base_.n_ctx()}, {"lora", {{"in_memory", bool(slot.entry)}}}};
+    if (slot.entry) {
+      const lora::LoraAdapter& a = *slot.entry->adapter;
+      row["lora"].update({{"rank", a.rank}, {"alpha", a.alpha}, {"format", a.source_format}, {"matrices", a.n_matrices()},
+                          {"bytes", a.bytes()}});
+    }
+    rows.push_back(std::move(row));
+  }
   return rows;
 }
 
 std::vector<std::pair<std::string, std::string>> LoraAdapters::prometheus() {
-  std::vector<std::shared_ptr<Entry>> all;
+  std::vector<std::pair<std::string, std::shared_ptr<ServeMetrics>>> all;
   {
     std::lock_guard lock(mutex_);
-    for (auto& [name, e] : entries_) all.push_back(e);
+    for (auto& [name, slot] : slots_) all.emplace_back(name, slot.metrics);
   }
   std::vector<std::pair<std::string, std::string>> out;
   const EngineStats none{};
-  for (auto& e : all) out.emplace_back(e->name, e->metrics.prometheus(none));
+  for (auto& [name, m] : all) out.emplace_back(name, m->prometheus(none));
   return out;
 }
 
 std::string LoraAdapters::counters() const {
   std::lock_guard lock(mutex_);
   return fmt::format(
-      "# HELP ridge:lora_adapters_loaded LoRA adapters held now.\n# TYPE ridge:lora_adapters_loaded gauge\nridge:lora_adapters_loaded {}\n"
+      "# HELP ridge:lora_adapters_loaded LoRA adapters in memory now.\n# TYPE ridge:lora_adapters_loaded gauge\nridge:lora_adapters_loaded {}\n"
       "# HELP ridge:lora_loads_total LoRA adapters loaded.\n# TYPE ridge:lora_loads_total counter\nridge:lora_loads_total {}\n"
       "# HELP ridge:lora_unloads_total LoRA adapters unloaded.\n# TYPE ridge:lora_unloads_total counter\nridge:lora_unloads_total {}\n"
-      "# HELP ridge:lora_evictions_total LoRA adapters unloaded to make room (--max-loras).\n"
+      "# HELP ridge:lora_evictions_total LoRA adapters swapped out to make room (--max-loras).\n"
       "# TYPE ridge:lora_evictions_total counter\nridge:lora_evictions_total {}\n",
-      entries_.size(), loads_, unloads_, evictions_);
+      std::count_if(slots_.begin(), slots_.end(), [](const auto& s) { return bool(s.second.entry); }), loads_, unloads_, evictions_);
 }
 
 }  // namespace ridge

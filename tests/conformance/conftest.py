@@ -25,3 +25,5 @@ def default_model():
 def pytest_configure(config):
     # `pytest -m multi_model` runs the many-models-in-one-server tests (test_multi_model.py) alone.
     config.addinivalue_line("markers", "multi_model: many models in one ridge serve (the router)")
+    # `pytest -m lora` runs the LoRA adapter tests (test_lora.py) alone.
+    config.addinivalue_line("markers", "lora: LoRA adapters against llama.cpp and in ridge serve")

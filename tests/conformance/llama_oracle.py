@@ -6,7 +6,10 @@ Settings that matter for the comparison, all llama.cpp defaults unless named her
 - KV cache f16 (default type_k/type_v), flash attention off (what llama.cpp's CPU build resolves
   "auto" to for this model, as its load log says) unless a test asks otherwise;
 - weights as stored (Q4_1 matmuls take Q8_1-quantized activations inside llama.cpp);
-- every prompt position requests logits (batch.logits[i] = 1).
+- every prompt position requests logits (batch.logits[i] = 1);
+- with `lora` (a GGUF LoRA file as convert_lora_to_gguf.py writes it): the adapter applied to every token through
+  llama_adapter_lora_init + llama_set_adapters_lora, at llama.cpp's scale lora_scale * alpha / rank (alpha from
+  the file's adapter.lora.alpha; llama.cpp knows nothing of rsLoRA, see tools/make_lora_adapters.py).
 """
 import ctypes
 
@@ -19,7 +22,7 @@ _quiet_log = lc.llama_log_callback(lambda level, text, user: None)
 
 
 class LlamaOracle:
-    def __init__(self, model_path, n_ctx=2048, n_threads=2, flash_attn=None, kv_type=None):
+    def __init__(self, model_path, n_ctx=2048, n_threads=2, flash_attn=None, kv_type=None, lora=None, lora_scale=1.0):
         global _backend_ready
         if not _backend_ready:
             lc.llama_backend_init()
@@ -42,11 +45,36 @@ class LlamaOracle:
             cparams.type_k = cparams.type_v = kv_type
         self.ctx = lc.llama_init_from_model(self.model, cparams)
         assert self.ctx, "llama.cpp could not create a context"
+        self._adapters = {}  # path -> llama_adapter_lora pointer, loaded once, freed by close()
+        self.lora = None
+        if lora is not None:
+            self.set_lora(lora, lora_scale)
         self.batch = lc.llama_batch_init(512, 0, 1)
+
+    def set_lora(self, lora, lora_scale=1.0):
+        """Applies the GGUF LoRA file `lora` at `lora_scale` to what follows (None: the base model again)."""
+        if lora is None:
+            rc = lc.llama_set_adapters_lora(self.ctx, None, 0, None)
+            assert rc == 0, f"llama_set_adapters_lora (clear) failed with {rc}"
+            self.lora = None
+            return
+        key = str(lora)
+        if key not in self._adapters:
+            adapter = lc.llama_adapter_lora_init(self.model, key.encode())
+            assert adapter, f"llama.cpp could not load the LoRA adapter {lora}"
+            self._adapters[key] = adapter
+        adapters = (lc.llama_adapter_lora_p_ctypes * 1)(self._adapters[key])
+        scales = (ctypes.c_float * 1)(lora_scale)
+        rc = lc.llama_set_adapters_lora(self.ctx, adapters, 1, scales)
+        assert rc == 0, f"llama_set_adapters_lora failed with {rc}"
+        self.lora = (key, lora_scale)
 
     def close(self):
         lc.llama_batch_free(self.batch)
         lc.llama_free(self.ctx)
+        for adapter in self._adapters.values():
+            lc.llama_adapter_lora_free(adapter)
+        self._adapters = {}
         lc.llama_model_free(self.model)
 
     def _clear(self):
