@@ -40,6 +40,7 @@ struct LogitsOptions {
   std::string numerics = "native";
   std::string lora;  // a PEFT directory or GGUF LoRA file
   float lora_scale = 1.0f;
+  std::string lora_dtype = "f16";
   ParallelCliOptions parallel;
 };
 
@@ -85,7 +86,7 @@ void run_logits(const LogitsOptions& o) {
   ModelForward forward(model);
   std::shared_ptr<const lora::LoraAdapter> adapter;
   if (!o.lora.empty()) {
-    adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale});
+    adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale, o.lora_dtype == "f16"});
     forward.set_adapter(adapter.get());
   }
   const auto numerics = parse_numerics(o.numerics);
@@ -120,6 +121,9 @@ void add_logits_command(CLI::App& app) {
   cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit")->capture_default_str();
   cmd->add_option("--lora", o->lora, "a LoRA adapter applied to the model (a PEFT directory or a GGUF LoRA file)");
   cmd->add_option("--lora-scale", o->lora_scale, "the adapter's scale, times its alpha / rank")->capture_default_str();
+  cmd->add_option("--lora-dtype", o->lora_dtype, "the adapter's A and B in memory: f16 (half the bytes) or f32 (as read)")
+      ->check(CLI::IsMember({"f16", "f32"}))
+      ->capture_default_str();
   add_parallel_options(cmd, o->parallel);
   cmd->callback([o] { run_logits(*o); });
 }

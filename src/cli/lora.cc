@@ -38,7 +38,7 @@ std::optional<std::pair<int64_t, lora::Target>> target_of(const std::string& ten
 void merge(const MergeArgs& args) {
   const std::string base = resolve_model_path(args.base);
   const ModelSpec spec = model_spec_from_gguf(gguf::GgufFile::open(base));
-  const auto adapter = lora::load_adapter(args.adapter, spec, {args.scale});
+  const auto adapter = lora::load_adapter(args.adapter, spec, {args.scale, /*f16=*/false});
   const auto file_type = quant::file_type_from_name(args.type);
   if (!file_type) fail("--type: unknown file type '{}' (F32, F16, BF16, Q8_0, Q4_K_M, ... as ridge quantize takes)", args.type);
 

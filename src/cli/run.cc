@@ -48,6 +48,7 @@ struct RunOptions {
   bool no_jump_forward = false;
   std::string lora;  // a PEFT directory or GGUF LoRA file
   float lora_scale = 1.0f;
+  std::string lora_dtype = "f16";
   std::shared_ptr<const lora::LoraAdapter> adapter;  // loaded from it
   ParallelCliOptions parallel;
 };
@@ -179,7 +180,7 @@ void run(RunOptions& o) {
   const Model model = load_gguf_model(file, shard.get());
   if (!o.lora.empty()) {
     if (shard) fail("--lora: LoRA adapters are not supported on a model split across ranks yet");
-    o.adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale});
+    o.adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale, o.lora_dtype == "f16"});
   }
   if (parallel && !parallel->is_driver()) return dist::run_worker(model, default_threads(o.threads), *parallel);
   const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
@@ -268,6 +269,9 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-t,--threads", o->threads, "threads (default: all cores)");
   cmd->add_option("--lora", o->lora, "a LoRA adapter applied to the model (a PEFT directory or a GGUF LoRA file)");
   cmd->add_option("--lora-scale", o->lora_scale, "the adapter's scale, times its alpha / rank")->capture_default_str();
+  cmd->add_option("--lora-dtype", o->lora_dtype, "the adapter's A and B in memory: f16 (half the bytes) or f32 (as read)")
+      ->check(CLI::IsMember({"f16", "f32"}))
+      ->capture_default_str();
   cmd->add_option("--numerics", o->numerics, "native, or ggml: llama.cpp's CPU arithmetic bit for bit (Q4_1/Q8_0 Llama models; conformance checks)")
       ->capture_default_str();
   cmd->add_option("--device", o->device, "cpu, cuda, or auto (cuda when a GPU is present)")->capture_default_str();

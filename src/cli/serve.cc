@@ -45,6 +45,7 @@ struct ServeOptions {
   MultiModelCliOptions many;  // -m more than once, --models-dir
   std::vector<std::string> loras;  // --lora NAME=PATH
   LoraServeConfig lora;
+  std::string lora_dtype = "f16";
   std::string log_format = "text";  // json: one JSON object a line on stderr, an access line per request
 };
 
@@ -168,6 +169,7 @@ void serve(ServeOptions& o) {
   if (!o.loras.empty() || !o.lora.dir.empty()) {
     if (engine_cfg.parallel) fail("--lora: LoRA adapters are not supported on a model split across ranks yet");
     if (resolve_device(engine_cfg.device) != Device::Cpu) fail("--lora: LoRA adapters run on the CPU backend only so far");
+    o.lora.f16 = o.lora_dtype == "f16";
     adapters = std::make_unique<LoraAdapters>(backend, m->model.spec, o.lora, config.slo);
     for (const std::string& arg : o.loras) {
       const size_t eq = arg.find('=');
@@ -239,6 +241,9 @@ void add_serve_command(CLI::App& app) {
                   "of different adapters and the base run in the same batch");
   cmd->add_option("--lora-dir", o->lora.dir,
                   "allow POST /v1/load_lora_adapter and /v1/unload_lora_adapter, reading adapters only under DIR");
+  cmd->add_option("--lora-dtype", o->lora_dtype, "LoRA adapters' A and B in memory: f16 (half the bytes a step reads) or f32")
+      ->check(CLI::IsMember({"f16", "f32"}))
+      ->capture_default_str();
   cmd->add_option("--max-loras", o->lora.max_loras, "LoRA adapters held at once (the least recently used idle one unloads)")
       ->capture_default_str();
   add_disagg_options(cmd, o->disagg);

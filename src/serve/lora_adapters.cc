@@ -75,7 +75,7 @@ std::shared_ptr<LoraAdapters::Entry> LoraAdapters::make(const std::string& name,
   const auto start = Clock::now();
   auto e = std::make_shared<Entry>();
   e->name = name;
-  e->adapter = lora::load_adapter(path, spec_);
+  e->adapter = lora::load_adapter(path, spec_, {1.0f, config_.f16});
   e->backend = std::make_unique<AdapterBackend>(base_, e->adapter, name);
   e->load_seconds = std::chrono::duration<double>(Clock::now() - start).count();
   log_info("lora: {} (rank {}, {} matrices, {:.1f} MiB) read in {:.3f} s", name, e->adapter->rank, e->adapter->n_matrices(),

@@ -26,6 +26,7 @@ namespace ridge {
 struct LoraServeConfig {
   std::string dir;        // run-time loading reads only under it; empty: run-time loading is off
   int32_t max_loras = 16;  // adapters held at once
+  bool f16 = true;         // A and B kept in f16 (--lora-dtype)
 };
 
 class LoraAdapters {

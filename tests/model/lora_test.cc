@@ -189,7 +189,7 @@ class LoraModelTest : public ::testing::Test {
 };
 
 TEST_F(LoraModelTest, AnAdapterEqualsItsMergedWeights) {
-  const auto adapter = lora::load_adapter((dir_ / "adapter.gguf").string(), spec_);
+  const auto adapter = lora::load_adapter((dir_ / "adapter.gguf").string(), spec_, {1.0f, /*f16=*/false});
   EXPECT_EQ(adapter->n_matrices(), spec_.n_layer * lora::kTargets);
   EXPECT_EQ(adapter->rank, kRank);
   const std::vector<float> with = logits(base_, adapter.get());
@@ -203,6 +203,13 @@ TEST_F(LoraModelTest, AnAdapterEqualsItsMergedWeights) {
   }
   EXPECT_LT(worst, 2e-3) << "adapter at run time vs merged weights";
   EXPECT_GT(moved, 0.05) << "the adapter must change the logits";
+  // Kept in f16: A and B rounded, the logits within that rounding.
+  const auto half = lora::load_adapter((dir_ / "adapter.gguf").string(), spec_);
+  EXPECT_LT(half->bytes(), adapter->bytes());
+  const std::vector<float> with16 = logits(base_, half.get());
+  double worst16 = 0;
+  for (size_t i = 0; i < with16.size(); ++i) worst16 = std::max(worst16, std::fabs(double(with16[i]) - merged[i]));
+  EXPECT_LT(worst16, 2e-2);
 }
 
 TEST_F(LoraModelTest, PeftAndGgufReadTheSameAdapter) {
@@ -214,8 +221,9 @@ TEST_F(LoraModelTest, PeftAndGgufReadTheSameAdapter) {
       const lora::LoraMatrix* a = gguf->matrix(l, lora::Target(t));
       const lora::LoraMatrix* b = peft->matrix(l, lora::Target(t));
       ASSERT_TRUE(a && b);
-      EXPECT_EQ(a->a_t, b->a_t) << l << " " << t;
-      EXPECT_EQ(a->b_t, b->b_t) << l << " " << t;  // q/k permuted into the GGUF's order
+      EXPECT_EQ(a->a_t16, b->a_t16) << l << " " << t;
+      EXPECT_EQ(a->b_t16, b->b_t16) << l << " " << t;  // q/k permuted into the GGUF's order
+      EXPECT_FALSE(a->b_t16.empty());
       EXPECT_FLOAT_EQ(a->scale, b->scale);
     }
 }

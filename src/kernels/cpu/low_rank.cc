@@ -6,9 +6,11 @@
 namespace ridge::cpu {
 
 namespace low_rank_isa {
-void down_scalar(const LowRank& m, const float* const* x, int64_t n, float* t) { detail::low_rank_down_body(m, x, n, t); }
+void down_scalar(const LowRank& m, const float* const* x, int64_t n, float* t) {
+  for (int64_t k0 = 0; k0 < n; k0 += detail::kLowRankRows) detail::down_tail(m, x, k0, std::min(detail::kLowRankRows, n - k0), 0, t);
+}
 void up_scalar(const LowRank& m, const float* t, int64_t n, float* const* y, int64_t o_begin, int64_t o_end) {
-  detail::low_rank_up_body(m, t, n, y, o_begin, o_end);
+  detail::up_tail(m, t, y, 0, n, o_begin, o_end);
 }
 }  // namespace low_rank_isa
 

@@ -4,7 +4,8 @@
 // B once: down (t = x A^T, each row's sums along d_in) and up (y += scale t B^T along the rank,
 // for a range of output columns). Every row's sums run in one fixed order whatever the group or
 // the column range, so a row's result never depends on its batch. The ISA versions are the same
-// loops compiled for wider vectors (with fused multiply-adds where the ISA has them).
+// loops compiled for wider vectors, without fused multiply-adds (-ffp-contract=off): every version
+// gives the scalar version's bits.
 #include <cstdint>
 
 namespace ridge::cpu {
@@ -14,6 +15,9 @@ struct LowRank {
   const float* a_t = nullptr;  // (d_in, rank)
   const float* b_t = nullptr;  // (rank, d_out)
   float scale = 1.0f;
+  // Or A^T and B^T in f16 (half the bytes a step reads; converted to f32 in registers) when set.
+  const uint16_t* a_t16 = nullptr;
+  const uint16_t* b_t16 = nullptr;
 };
 
 // t (n, rank) = rows x[0..n) times A^T.

@@ -59,7 +59,8 @@ void ModelForward::add_lora(lora::Target target, const float* x, int64_t d_in, c
   }
   lora_t_.resize(size_t(t_floats));
   const auto low_rank = [](const lora::LoraMatrix& m) {
-    return cpu::LowRank{m.rank, m.d_in, m.d_out, m.a_t.data(), m.b_t.data(), m.scale};
+    return cpu::LowRank{m.rank, m.d_in, m.d_out, m.a_t.data(), m.b_t.data(), m.scale,
+                        m.a_t16.empty() ? nullptr : m.a_t16.data(), m.b_t16.empty() ? nullptr : m.b_t16.data()};
   };
   // Down: a job's rows in chunks of four, so A is read once per four rows (and threads share out chunks).
   constexpr int64_t kRowsPerChunk = 4;

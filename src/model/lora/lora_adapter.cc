@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/fp16.h"
 #include "model/model_spec.h"
 
 namespace ridge::lora {
@@ -17,7 +18,7 @@ int64_t LoraAdapter::bytes() const {
   int64_t n = 0;
   for (const auto& layer : layers)
     for (const auto& m : layer)
-      if (m) n += int64_t(m->a_t.size() + m->b_t.size()) * int64_t(sizeof(float));
+      if (m) n += int64_t(m->a_t.size() + m->b_t.size()) * int64_t(sizeof(float)) + int64_t(m->a_t16.size() + m->b_t16.size()) * 2;
   return n;
 }
 
@@ -94,6 +95,21 @@ std::shared_ptr<const LoraAdapter> load_adapter(const std::string& path, const M
   }
   if (a->n_matrices() == 0) fail("LoRA adapter '{}' changes none of the base model's matrices", path);
   a->layers.resize(size_t(base.n_layer));
+  if (options.f16)
+    for (auto& layer : a->layers)
+      for (auto& m : layer) {
+        if (!m) continue;
+        for (float v : m->a_t)
+          if (std::fabs(v) > 65504.0f) fail("LoRA adapter '{}' holds a value f16 cannot hold: load it in f32", path);
+        for (float v : m->b_t)
+          if (std::fabs(v) > 65504.0f) fail("LoRA adapter '{}' holds a value f16 cannot hold: load it in f32", path);
+        m->a_t16.resize(m->a_t.size());
+        m->b_t16.resize(m->b_t.size());
+        for (size_t i = 0; i < m->a_t.size(); ++i) m->a_t16[i] = f32_to_f16(m->a_t[i]);
+        for (size_t i = 0; i < m->b_t.size(); ++i) m->b_t16[i] = f32_to_f16(m->b_t[i]);
+        std::vector<float>().swap(m->a_t);
+        std::vector<float>().swap(m->b_t);
+      }
   a->id = next_id++;
   return a;
 }

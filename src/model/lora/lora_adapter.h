@@ -31,6 +31,8 @@ struct LoraMatrix {
   std::vector<float> a, b;
   std::vector<float> a_t;  // (d_in, rank)
   std::vector<float> b_t;  // (rank, d_out)
+  // With LoraLoadOptions::f16: the same in f16 (a_t and b_t then empty).
+  std::vector<uint16_t> a_t16, b_t16;
   float scale = 1.0f;      // alpha / rank (rsLoRA: alpha / sqrt(rank)) times the user's scale
 };
 
@@ -53,6 +55,9 @@ struct LoraAdapter {
 
 struct LoraLoadOptions {
   float scale = 1.0f;  // times alpha / rank (llama.cpp's --lora-scaled)
+  // Keep A and B in f16 (half the bytes each step reads; llama.cpp's converter writes f16 by
+  // default); false: f32 as read.
+  bool f16 = true;
 };
 
 // A PEFT directory or a GGUF LoRA file, checked against `base` (which matrices exist and their
