@@ -220,7 +220,17 @@ class ModelForward final : private LayerPass {
   std::vector<LoraGroup> lora_groups_;  // this batch's adapters and their tokens (empty: none)
   int64_t layer_ = 0;                   // the layer the blocks are in (set by attention())
   const lora::LoraAdapter* adapter_ = nullptr;  // set_adapter
-  std::vector<float> lora_x_;           // the adapted tokens' matmul inputs, prologue applied
+  std::vector<float> lora_x_;           // (n_tokens, d_in) the adapted tokens' matmul inputs, prologue applied
+  std::vector<uint8_t> lora_x_done_;    // per token: its row of lora_x_ is computed
+  struct PrologueKey {
+    const float* x = nullptr;
+    cpu::MatmulPrologue::Kind kind = cpu::MatmulPrologue::Kind::None;
+    const float* norm = nullptr;
+    const float* up = nullptr;
+    int64_t d_in = 0, layer = -1;
+    bool operator==(const PrologueKey&) const = default;
+  };
+  PrologueKey lora_prologue_key_;       // what lora_x_ holds
   struct LoraJob {
     const lora::LoraMatrix* m;
     int64_t first, n;  // its rows in lora_x_rows_ / lora_y_rows_

@@ -14,6 +14,7 @@ namespace ridge {
 
 void ModelForward::group_lora_tokens(const TokenBatch& batch) {
   lora_groups_.clear();
+  lora_prologue_key_ = {};  // a new batch: nothing computed yet
   for (int64_t r = 0, t = 0; r < int64_t(batch.runs.size()); t += batch.runs[size_t(r)].n_tokens, ++r) {
     const lora::LoraAdapter* a = batch.runs[size_t(r)].adapter;
     if (!a) continue;
@@ -43,16 +44,27 @@ void ModelForward::add_lora(lora::Target target, const float* x, int64_t d_in, c
   }
   if (lora_jobs_.empty()) return;
   if (prologue.kind != cpu::MatmulPrologue::Kind::None) {
-    // The prologue's output (normed or activated input) for the adapted rows only.
-    lora_x_.resize(lora_x_rows_.size() * size_t(d_in));
+    // The prologue's output (normed or activated input) for the adapted rows only, kept while the
+    // next target reads the same input (Q, K, V; gate, up).
+    const PrologueKey key{x, prologue.kind, prologue.norm_weight, prologue.up, d_in, layer_};
+    const auto n_tokens = int64_t(batch_->tokens.size());
+    if (!(key == lora_prologue_key_)) {
+      lora_prologue_key_ = key;
+      lora_x_.resize(size_t(n_tokens * d_in));
+      lora_x_done_.assign(size_t(n_tokens), 0);
+    }
     for (size_t k = 0; k < lora_x_rows_.size(); ++k) {
       const float* in = lora_x_rows_[k];
-      float* out = lora_x_.data() + k * size_t(d_in);
-      if (prologue.kind == cpu::MatmulPrologue::Kind::RmsNorm) {
-        ref::rms_norm(in, prologue.norm_weight, 1, d_in, prologue.eps, out);
-      } else {  // SwiGlu, GeGlu: x is the gate, prologue.up the same token's up
-        std::copy_n(in, d_in, out);
-        activate(out, prologue.up + (in - x), d_in);
+      const int64_t t = (in - x) / d_in;
+      float* out = lora_x_.data() + t * d_in;
+      if (!lora_x_done_[size_t(t)]) {
+        if (prologue.kind == cpu::MatmulPrologue::Kind::RmsNorm) {
+          ref::rms_norm(in, prologue.norm_weight, 1, d_in, prologue.eps, out);
+        } else {  // SwiGlu, GeGlu: x is the gate, prologue.up the same token's up
+          std::copy_n(in, d_in, out);
+          activate(out, prologue.up + t * d_in, d_in);
+        }
+        lora_x_done_[size_t(t)] = 1;
       }
       lora_x_rows_[k] = out;
     }
