@@ -621,10 +621,14 @@ bool Engine::step() {
   std::vector<SinkRun> sinks;
   for (const ScheduledRequest& s : plan.requests)
     if (KvSink* sink = live_.at(s.id)->options.kv_sink.get()) sinks.push_back({sink, s.id, s.first_position + s.n_tokens});
+  // Another engine on the same cores that decodes may take its step between this step's layers,
+  // when this step is all prompt (engine/step_gate.h).
+  StepGate* yield_gate = config_.step_gate && turn.report.n_decode_tokens == 0 ? config_.step_gate.get() : nullptr;
   const std::function<void(int64_t)> layer_hook = [&](int64_t layer) {
     for (const SinkRun& x : sinks) x.sink->on_layer(layer, kv_->block_table(x.id), x.end);
+    if (yield_gate) yield_gate->yield_to_decoders();
   };
-  runner_->set_layer_hook(sinks.empty() ? nullptr : &layer_hook);
+  runner_->set_layer_hook(sinks.empty() && !yield_gate ? nullptr : &layer_hook);
   start_masks(plan);
   forward_started_ns_.store(Clock::now().time_since_epoch().count(), std::memory_order_relaxed);
   runner_->run(plan, *scheduler_, *kv_);

@@ -23,6 +23,10 @@ class StepGate {
   virtual void leave(const StepReport& report) = 0;
   // Prompt tokens this engine's next step may add (0: no cap beyond its own).
   virtual int64_t prefill_cap() const = 0;
+  // Between two layers of a step that has no decodes: when another engine with decodes waits,
+  // gives it the cores for its step and takes them back after (so its inter-token latency grows by
+  // one layer of this step, not the whole step).
+  virtual void yield_to_decoders() {}
 };
 
 }  // namespace ridge

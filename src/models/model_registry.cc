@@ -227,8 +227,10 @@ std::vector<ModelStatus> ModelRegistry::list() const {
 bool ModelRegistry::make_room(Slot& slot, std::unique_lock<std::mutex>& lock) {
   for (;;) {
     if (stopping_) return false;
-    int64_t used = 0;
-    int32_t count = 0;
+    // Draining models count as gone when deciding what else must go (one drain is enough room),
+    // and as present until they have unloaded.
+    int64_t used = 0, used_after = 0;
+    int32_t count = 0, count_after = 0;
     bool draining = false;
     for (const auto& s : slots_) {
       if (s.get() == &slot) continue;
@@ -236,11 +238,25 @@ bool ModelRegistry::make_room(Slot& slot, std::unique_lock<std::mutex>& lock) {
         used += s->bytes;
         ++count;
         draining |= s->state == ModelState::kDraining;
+        if (s->state == ModelState::kLoaded) used_after += s->bytes, ++count_after;
       }
     }
-    const bool fits_memory = options_.memory_budget <= 0 || used + slot.bytes <= options_.memory_budget;
-    const bool fits_count = options_.max_loaded <= 0 || count < options_.max_loaded;
-    if (fits_memory && fits_count) return true;
+    const auto fits = [&](int64_t bytes, int32_t n) {
+      return (options_.memory_budget <= 0 || bytes + slot.bytes <= options_.memory_budget) &&
+             (options_.max_loaded <= 0 || n < options_.max_loaded);
+    };
+    if (fits(used, count)) return true;
+    if (draining && fits(used_after, count_after)) {  // room once the drain ends: wait for it
+      work_.wait_for(lock, std::chrono::milliseconds(50));
+      if (!graveyard_.empty()) {
+        auto dead = std::move(graveyard_);
+        graveyard_.clear();
+        lock.unlock();
+        dead.clear();
+        lock.lock();
+      }
+      continue;
+    }
     // Idle models first, least recently used first; else drain the least recently used busy one.
     Slot* idle = nullptr;
     Slot* busy = nullptr;

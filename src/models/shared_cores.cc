@@ -7,8 +7,11 @@ namespace ridge::models {
 
 using Clock = std::chrono::steady_clock;
 
+constexpr double kSlicesPerStep = 4;
+
 struct MemberStats {
   std::string name;
+  Clock::time_point turn_start{};  // when its current turn began
   double seconds_per_prompt_token = 0;  // moving average over steps that were mostly prompt
   double decode_step_seconds = 0;       // moving average over steps with decodes
   Clock::time_point last_decode{};
@@ -21,9 +24,26 @@ struct SharedCores::State {
   std::condition_variable turn_changed;
   uint64_t next_ticket = 0;
   uint64_t serving = 0;
+  int waiting_decoders = 0;  // members in the queue that decode
+  int64_t yields = 0;
   int64_t turns = 0;
   int64_t contended = 0;
   std::list<MemberStats> members;
+
+  // The shortest decode step of the members other than `self` that decode now (0: none).
+  double tightest_decode_step(const MemberStats& self) const {
+    const auto now = Clock::now();
+    double tightest = 0;
+    for (const MemberStats& m : members) {
+      if (&m == &self || m.decode_step_seconds <= 0) continue;
+      const auto window = std::max<Clock::duration>(options.decoding_window,
+                                                    std::chrono::duration_cast<Clock::duration>(
+                                                        std::chrono::duration<double>(4 * m.decode_step_seconds)));
+      if (now - m.last_decode > window) continue;
+      if (tightest == 0 || m.decode_step_seconds < tightest) tightest = m.decode_step_seconds;
+    }
+    return tightest;
+  }
 
   // The prompt tokens `self` may run while another member decodes (0: nobody else decodes).
   int64_t cap_for(const MemberStats& self) const {
@@ -39,7 +59,9 @@ struct SharedCores::State {
     }
     if (tightest == std::numeric_limits<double>::infinity()) return 0;
     if (self.seconds_per_prompt_token <= 0) return options.min_prefill_tokens * 2;  // not measured yet
-    const double tokens = options.itl_share * tightest / self.seconds_per_prompt_token;
+    // A prompt step gives the cores back between layers once it has held them for its share
+    // (yield_to_decoders), so its chunk may hold several shares' worth.
+    const double tokens = kSlicesPerStep * options.itl_share * tightest / self.seconds_per_prompt_token;
     return std::max<int64_t>(options.min_prefill_tokens, static_cast<int64_t>(tokens));
   }
 };
@@ -57,7 +79,32 @@ class SharedCores::Member : public StepGate {
     const uint64_t ticket = state_->next_ticket++;
     ++state_->turns;
     if (state_->serving != ticket) ++state_->contended;
+    // A member that decoded within its window counts as a decoder while it waits.
+    const bool decoder = self_->decode_step_seconds > 0 && Clock::now() - self_->last_decode < window(*self_);
+    if (decoder) ++state_->waiting_decoders;
     state_->turn_changed.wait(lock, [&] { return state_->serving == ticket; });
+    if (decoder) --state_->waiting_decoders;
+    self_->turn_start = Clock::now();
+  }
+
+  void yield_to_decoders() override {
+    {
+      std::lock_guard lock(state_->mutex);
+      if (state_->waiting_decoders == 0) return;
+      // Only once this turn has had its share of a decoder's step: the decoder's inter-token
+      // latency grows by about itl_share, and the prompt still moves.
+      const double held = std::chrono::duration<double>(Clock::now() - self_->turn_start).count();
+      if (held < state_->options.itl_share * state_->tightest_decode_step(*self_)) return;
+      ++state_->yields;
+      ++state_->serving;  // our turn ends here
+    }
+    state_->turn_changed.notify_all();
+    enter();  // behind the decoder, back once its step is done
+  }
+
+  Clock::duration window(const MemberStats& m) const {
+    return std::max<Clock::duration>(state_->options.decoding_window,
+                                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4 * m.decode_step_seconds)));
   }
 
   void leave(const StepReport& r) override {
@@ -101,6 +148,11 @@ std::shared_ptr<StepGate> SharedCores::join(std::string name) {
 int64_t SharedCores::turns() const {
   std::lock_guard lock(state_->mutex);
   return state_->turns;
+}
+
+int64_t SharedCores::yields() const {
+  std::lock_guard lock(state_->mutex);
+  return state_->yields;
 }
 
 int64_t SharedCores::contended_turns() const {

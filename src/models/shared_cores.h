@@ -37,6 +37,7 @@ class SharedCores {
   // Turns taken so far, and turns that had to wait for another engine.
   int64_t turns() const;
   int64_t contended_turns() const;
+  int64_t yields() const;  // turns given up between layers to an engine that decodes
 
  private:
   class Member;

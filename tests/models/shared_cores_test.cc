@@ -84,9 +84,11 @@ TEST(SharedCores, PromptChunksShrinkWhileAnotherEngineDecodes) {
     decoder->enter();
     decoder->leave({4, 4, 0.010});
   }
-  const int64_t cap = prompt->prefill_cap();  // half of 10 ms at 0.1 ms a token
-  EXPECT_GE(cap, 49);
-  EXPECT_LE(cap, 51);
+  // Four slices (the step yields between layers once it has held the cores for its share) of
+  // half of 10 ms, at 0.1 ms a token.
+  const int64_t cap = prompt->prefill_cap();
+  EXPECT_GE(cap, 199);
+  EXPECT_LE(cap, 201);
   EXPECT_EQ(decoder->prefill_cap(), 0);  // the prompt engine does not decode
 }
 
@@ -108,6 +110,31 @@ TEST(SharedCores, ADecoderThatStoppedNoLongerCapsOthers) {
   EXPECT_GT(prompt->prefill_cap(), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(40));
   EXPECT_EQ(prompt->prefill_cap(), 0);  // idle past the window
+}
+
+TEST(SharedCores, APromptStepYieldsBetweenLayersToAWaitingDecoder) {
+  SharedCores cores;
+  auto prompt = cores.join("prompt");
+  auto decoder = cores.join("decoder");
+  decoder->enter();
+  decoder->leave({2, 2, 0.01});  // it decodes
+  prompt->enter();
+  prompt->yield_to_decoders();  // nobody waits: it keeps the cores
+  EXPECT_EQ(cores.yields(), 0);
+  std::atomic<bool> decoded{false};
+  std::thread t([&] {
+    decoder->enter();  // waits behind the prompt's step
+    decoded = true;
+    decoder->leave({2, 2, 0.01});
+  });
+  while (cores.contended_turns() == 0) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_FALSE(decoded);
+  prompt->yield_to_decoders();  // a layer boundary: the decoder's step runs, then the prompt goes on
+  EXPECT_TRUE(decoded);
+  EXPECT_EQ(cores.yields(), 1);
+  prompt->leave({64, 0, 0.05});
+  t.join();
 }
 
 }  // namespace
