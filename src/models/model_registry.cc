@@ -248,13 +248,7 @@ bool ModelRegistry::make_room(Slot& slot, std::unique_lock<std::mutex>& lock) {
     if (fits(used, count)) return true;
     if (draining && fits(used_after, count_after)) {  // room once the drain ends: wait for it
       work_.wait_for(lock, std::chrono::milliseconds(50));
-      if (!graveyard_.empty()) {
-        auto dead = std::move(graveyard_);
-        graveyard_.clear();
-        lock.unlock();
-        dead.clear();
-        lock.lock();
-      }
+      bury(lock);
       continue;
     }
     // Idle models first, least recently used first; else drain the least recently used busy one.
@@ -279,15 +273,18 @@ bool ModelRegistry::make_room(Slot& slot, std::unique_lock<std::mutex>& lock) {
     }
     // Wait for a drain to end (its last request releases it), then look again.
     work_.wait_for(lock, std::chrono::milliseconds(50));
-    // Unloaded models still in the graveyard free their memory outside the lock.
-    if (!graveyard_.empty()) {
-      auto dead = std::move(graveyard_);
-      graveyard_.clear();
-      lock.unlock();
-      dead.clear();
-      lock.lock();
-    }
+    bury(lock);
   }
+}
+
+void ModelRegistry::bury(std::unique_lock<std::mutex>& lock) {
+  // Unloaded models free their memory (their engines stop) outside the lock.
+  if (graveyard_.empty()) return;
+  auto dead = std::move(graveyard_);
+  graveyard_.clear();
+  lock.unlock();
+  dead.clear();
+  lock.lock();
 }
 
 void ModelRegistry::load_one(Slot& slot) {
@@ -344,11 +341,7 @@ void ModelRegistry::worker() {
   std::unique_lock lock(mutex_);
   while (!stopping_) {
     if (!graveyard_.empty()) {  // engines stop here, outside the lock
-      auto dead = std::move(graveyard_);
-      graveyard_.clear();
-      lock.unlock();
-      dead.clear();
-      lock.lock();
+      bury(lock);
       continue;
     }
     // Idle models whose keep-alive ran out.

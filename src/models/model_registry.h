@@ -99,6 +99,7 @@ class ModelRegistry {
   // Unloads idle models (and drains busy ones) until `slot` fits; false when the worker must stop.
   bool make_room(Slot& slot, std::unique_lock<std::mutex>& lock);
   void retire(Slot& slot, bool eviction);  // under mutex_: the model goes to graveyard_
+  void bury(std::unique_lock<std::mutex>& lock);  // destroys graveyard_'s models, the lock released meanwhile
   Slot* find(const std::string& name) const;  // under mutex_
   std::shared_ptr<Lease> wait_loaded(Slot& slot, bool count_lease);
 

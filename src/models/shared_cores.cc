@@ -30,16 +30,18 @@ struct SharedCores::State {
   int64_t contended = 0;
   std::list<MemberStats> members;
 
+  // How long after its last decode step a member still counts as decoding.
+  Clock::duration window(const MemberStats& m) const {
+    return std::max<Clock::duration>(options.decoding_window,
+                                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4 * m.decode_step_seconds)));
+  }
+
   // The shortest decode step of the members other than `self` that decode now (0: none).
   double tightest_decode_step(const MemberStats& self) const {
     const auto now = Clock::now();
     double tightest = 0;
     for (const MemberStats& m : members) {
-      if (&m == &self || m.decode_step_seconds <= 0) continue;
-      const auto window = std::max<Clock::duration>(options.decoding_window,
-                                                    std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(4 * m.decode_step_seconds)));
-      if (now - m.last_decode > window) continue;
+      if (&m == &self || m.decode_step_seconds <= 0 || now - m.last_decode > window(m)) continue;
       if (tightest == 0 || m.decode_step_seconds < tightest) tightest = m.decode_step_seconds;
     }
     return tightest;
@@ -47,17 +49,8 @@ struct SharedCores::State {
 
   // The prompt tokens `self` may run while another member decodes (0: nobody else decodes).
   int64_t cap_for(const MemberStats& self) const {
-    const auto now = Clock::now();
-    double tightest = std::numeric_limits<double>::infinity();
-    for (const MemberStats& m : members) {
-      if (&m == &self || m.decode_step_seconds <= 0) continue;
-      const auto window = std::max<Clock::duration>(options.decoding_window,
-                                                    std::chrono::duration_cast<Clock::duration>(
-                                                        std::chrono::duration<double>(4 * m.decode_step_seconds)));
-      if (now - m.last_decode > window) continue;
-      tightest = std::min(tightest, m.decode_step_seconds);
-    }
-    if (tightest == std::numeric_limits<double>::infinity()) return 0;
+    const double tightest = tightest_decode_step(self);
+    if (tightest == 0) return 0;
     if (self.seconds_per_prompt_token <= 0) return options.min_prefill_tokens * 2;  // not measured yet
     // A prompt step gives the cores back between layers once it has held them for its share
     // (yield_to_decoders), so its chunk may hold several shares' worth.
@@ -80,7 +73,7 @@ class SharedCores::Member : public StepGate {
     ++state_->turns;
     if (state_->serving != ticket) ++state_->contended;
     // A member that decoded within its window counts as a decoder while it waits.
-    const bool decoder = self_->decode_step_seconds > 0 && Clock::now() - self_->last_decode < window(*self_);
+    const bool decoder = self_->decode_step_seconds > 0 && Clock::now() - self_->last_decode < state_->window(*self_);
     if (decoder) ++state_->waiting_decoders;
     state_->turn_changed.wait(lock, [&] { return state_->serving == ticket; });
     if (decoder) --state_->waiting_decoders;
@@ -102,10 +95,7 @@ class SharedCores::Member : public StepGate {
     enter();  // behind the decoder, back once its step is done
   }
 
-  Clock::duration window(const MemberStats& m) const {
-    return std::max<Clock::duration>(state_->options.decoding_window,
-                                     std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(4 * m.decode_step_seconds)));
-  }
+
 
   void leave(const StepReport& r) override {
     {
