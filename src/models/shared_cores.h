@@ -22,7 +22,7 @@ namespace ridge::models {
 class SharedCores {
  public:
   struct Options {
-    double itl_share = 0.4;      // another engine's turn, as a fraction of a decoder's step
+    double itl_share = 0.25;     // another engine's turn, as a fraction of a decoder's step
     int64_t min_prefill_tokens = 16;  // the cap never goes below this: prompts always progress
     // A member counts as decoding for this long after its last decode step (or four of its steps).
     std::chrono::milliseconds decoding_window{250};
