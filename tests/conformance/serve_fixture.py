@@ -2,6 +2,7 @@
 test_web_page). The server picks a free port itself (--port 0) and prints it; its output goes to a file whose
 tail is shown when it fails to start or to stop."""
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -131,3 +132,60 @@ def running_server(ridge_bin, model, *extra_args, **kwargs):
         os.unlink(server.log_path)
         if rc != 0:
             print(f"ridge serve exited with {rc}:\n{log}")
+
+
+# A streamed chat completion read chunk by chunk (test_multi_model, test_lora).
+class Stream:
+    def __init__(self):
+        self.status = None
+        self.error = None
+        self.text = ""
+        self.finish_reason = None
+        self.usage = None
+        self.done = False
+        self.chunks = 0
+
+
+def stream_chat(server, body, headers=None, timeout=180, on_first=None):
+    """A streamed chat completion read to its end; `on_first()` runs after the first content chunk."""
+    res = Stream()
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
+    try:
+        conn.request("POST", "/v1/chat/completions",
+                     body=json.dumps({**body, "stream": True, "stream_options": {"include_usage": True}}),
+                     headers={"Content-Type": "application/json", **(headers or {})})
+        r = conn.getresponse()
+        res.status = r.status
+        if r.status != 200:
+            data = r.read()
+            try:
+                res.error = json.loads(data)
+            except ValueError:
+                res.error = data
+            return res
+        for raw in r:
+            line = raw.decode("utf-8", "replace").strip()
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                res.done = True
+                break
+            event = json.loads(data)
+            if "error" in event:
+                res.error = event
+                continue
+            for choice in event.get("choices") or []:
+                piece = (choice.get("delta") or {}).get("content")
+                if piece:
+                    res.text += piece
+                    res.chunks += 1
+                    if res.chunks == 1 and on_first is not None:
+                        on_first()
+                if choice.get("finish_reason"):
+                    res.finish_reason = choice["finish_reason"]
+            if event.get("usage"):
+                res.usage = event["usage"]
+    finally:
+        conn.close()
+    return res

@@ -43,7 +43,7 @@ import numpy as np
 import pytest
 
 from llama_oracle import LlamaOracle
-from serve_fixture import start_server, stop_server
+from serve_fixture import start_server, stop_server, stream_chat
 from test_forward import NEAR_TIE, PROMPTS, first_difference, log_softmax, tie_gap, tokenize
 
 pytestmark = pytest.mark.lora
@@ -363,53 +363,6 @@ def base_id(server, headers=None):
     bases = [i for i, m in models.items() if not m.get("parent")]
     assert len(bases) == 1, f"one base model expected in /v1/models: {models}"
     return bases[0]
-
-
-class Stream:
-    def __init__(self):
-        self.status, self.error, self.text, self.finish_reason, self.usage = None, None, "", None, None
-        self.done, self.chunks = False, 0
-
-
-def stream_chat(server, body, headers=None, timeout=180, on_first=None):
-    """A streamed chat completion read to its end; `on_first()` runs after the first content chunk."""
-    res = Stream()
-    conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
-    try:
-        conn.request("POST", "/v1/chat/completions",
-                     body=json.dumps({**body, "stream": True, "stream_options": {"include_usage": True}}),
-                     headers={"Content-Type": "application/json", **(headers or {})})
-        r = conn.getresponse()
-        res.status = r.status
-        if r.status != 200:
-            res.error = r.read()
-            return res
-        for raw in r:
-            line = raw.decode("utf-8", "replace").strip()
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                res.done = True
-                break
-            event = json.loads(data)
-            if "error" in event:
-                res.error = event
-                continue
-            for choice in event.get("choices") or []:
-                piece = (choice.get("delta") or {}).get("content")
-                if piece:
-                    res.text += piece
-                    res.chunks += 1
-                    if res.chunks == 1 and on_first is not None:
-                        on_first()
-                if choice.get("finish_reason"):
-                    res.finish_reason = choice["finish_reason"]
-            if event.get("usage"):
-                res.usage = event["usage"]
-    finally:
-        conn.close()
-    return res
 
 
 def wait_idle(server, headers=None, timeout=15.0):

@@ -33,7 +33,7 @@ import time
 
 import pytest
 
-from serve_fixture import running_server, start_server, stop_server
+from serve_fixture import running_server, start_server, stop_server, stream_chat
 
 pytestmark = pytest.mark.multi_model
 
@@ -100,62 +100,6 @@ def error_of(status, body, expected_status, code=None):
     if code is not None:
         assert err.get("code") == code, body
     return err
-
-
-class Stream:
-    def __init__(self):
-        self.status = None
-        self.error = None
-        self.text = ""
-        self.finish_reason = None
-        self.usage = None
-        self.done = False
-        self.chunks = 0
-
-
-def stream_chat(server, body, headers=None, timeout=180, on_first=None):
-    """A streamed chat completion read to its end; `on_first()` runs after the first content chunk."""
-    res = Stream()
-    conn = http.client.HTTPConnection(server.host, server.port, timeout=timeout)
-    try:
-        conn.request("POST", "/v1/chat/completions",
-                     body=json.dumps({**body, "stream": True, "stream_options": {"include_usage": True}}),
-                     headers={"Content-Type": "application/json", **(headers or {})})
-        r = conn.getresponse()
-        res.status = r.status
-        if r.status != 200:
-            data = r.read()
-            try:
-                res.error = json.loads(data)
-            except ValueError:
-                res.error = data
-            return res
-        for raw in r:
-            line = raw.decode("utf-8", "replace").strip()
-            if not line.startswith("data:"):
-                continue
-            data = line[5:].strip()
-            if data == "[DONE]":
-                res.done = True
-                break
-            event = json.loads(data)
-            if "error" in event:
-                res.error = event
-                continue
-            for choice in event.get("choices") or []:
-                piece = (choice.get("delta") or {}).get("content")
-                if piece:
-                    res.text += piece
-                    res.chunks += 1
-                    if res.chunks == 1 and on_first is not None:
-                        on_first()
-                if choice.get("finish_reason"):
-                    res.finish_reason = choice["finish_reason"]
-            if event.get("usage"):
-                res.usage = event["usage"]
-    finally:
-        conn.close()
-    return res
 
 
 def models(server, headers=None, query=""):
