@@ -32,21 +32,10 @@ uint64_t lora_cache_salt(const lora::LoraAdapter& a) {
   return z == 0 ? 1 : z;
 }
 
-
 using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-
-// Every distinct weight once (a tied output matrix is the embedding): experts and latent attention included.
-int64_t weight_bytes_of(const Model& model) {
-  std::set<const void*> seen;
-  int64_t total = 0;
-  for_each_weight(const_cast<ModelWeights&>(model.weights), [&](const WeightRef& w) {
-    if (w.present() && seen.insert(w.data).second) total += w.rows * w.row_bytes();
-  });
-  return total;
-}
 
 // Fills the defaults the caller left at 0 and checks that the KV budget holds one full sequence.
 EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan, MemoryBudget& memory) {
@@ -89,6 +78,14 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan, Mem
 
 }  // namespace
 
+int64_t weight_bytes_of(const Model& model) {
+  std::set<const void*> seen;
+  int64_t total = 0;
+  for_each_weight(const_cast<ModelWeights&>(model.weights), [&](const WeightRef& w) {
+    if (w.present() && seen.insert(w.data).second) total += w.rows * w.row_bytes();
+  });
+  return total;
+}
 
 Engine::Engine(const Model& model, const Tokenizer& tokenizer, const EngineConfig& config)
     : model_(model), tokenizer_(tokenizer) {
@@ -348,34 +345,6 @@ void Engine::sample_step(Events& events) {
   }
 }
 
-void Engine::propose_with_draft_model(const std::vector<RequestId>& ids, int64_t other_decodes) {
-  int32_t k = config_.num_speculative_tokens;
-  if (config_.speculative == SpeculativeMode::kAuto) {
-    std::vector<const spec::AcceptanceStats*> stats;
-    for (RequestId id : ids) stats.push_back(&live_.at(id)->acceptance);
-    // Before a draft pass was timed, assume one costs the target's decode step scaled by the two
-    // models' weight bytes (both read their weights once per pass).
-    const double pass = draft_->pass_seconds() > 0
-                            ? draft_->pass_seconds()
-                            : step_cost_.predict(int64_t(ids.size())) * double(weight_bytes_of(*config_.draft_model)) /
-                                  double(std::max<int64_t>(weight_bytes(), 1));
-    k = spec::choose_uniform_draft_length(stats, other_decodes, step_cost_, pass, k);
-  }
-  if (k <= 0) return;
-  std::vector<spec::DraftRequest> requests;
-  for (RequestId id : ids) {
-    Live& live = *live_.at(id);
-    requests.push_back({id, scheduler_->tokens(id), k, &live.draft_sampler, live.options.sampling.temperature > 0,
-                        config_.draft_p_min});
-  }
-  std::vector<spec::DraftProposal> proposals = draft_->propose(requests);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (proposals[i].tokens.empty()) continue;
-    live_.at(ids[i])->draft_q = std::move(proposals[i].q);
-    scheduler_->set_draft(ids[i], std::move(proposals[i].tokens));
-  }
-}
-
 bool Engine::emit_token(RequestId id, Live& live, TokenEvent e, Events& events) {
   const int32_t token = e.sample.token;
   std::string text;
@@ -408,80 +377,6 @@ bool Engine::emit_token(RequestId id, Live& live, TokenEvent e, Events& events) 
   return finished;
 }
 
-void Engine::propose_drafts() {
-  if (config_.speculative == SpeculativeMode::kOff) return;
-  if (config_.speculative == SpeculativeMode::kAuto) {
-    int64_t decoding = 0;
-    for (auto& [id, live] : live_) decoding += scheduler_->decoding(id);
-    spec_switch_decoding_ = decoding;
-    if (decoding == 0 || !spec_switch_.allowed(decoding)) return;
-  }
-  std::vector<RequestId> ids;
-  std::vector<spec::DraftCandidate> candidates;
-  std::vector<std::vector<int32_t>> drafts;
-  int64_t other_decodes = 0;
-  if (draft_ && config_.speculative != SpeculativeMode::kNgram) {
-    for (auto& [id, live] : live_) {
-      if (!scheduler_->decoding(id)) continue;
-      if (live->matcher) {
-        ++other_decodes;
-      } else {
-        ids.push_back(id);
-      }
-    }
-    if (!ids.empty()) propose_with_draft_model(ids, other_decodes);
-    return;
-  }
-  for (auto& [id, live] : live_) {
-    if (!scheduler_->decoding(id)) continue;
-    // A grammar's masks are for one position; its forced text is appended by jump-forward instead.
-    std::vector<int32_t> d = live->matcher ? std::vector<int32_t>{}
-                                           : spec::propose_ngram(scheduler_->tokens(id), config_.num_speculative_tokens, config_.ngram);
-    if (d.empty()) {
-      ++other_decodes;
-      continue;
-    }
-    ids.push_back(id);
-    candidates.push_back({int32_t(d.size()), &live->acceptance});
-    drafts.push_back(std::move(d));
-  }
-  if (ids.empty()) return;
-  std::vector<int32_t> lengths;
-  if (config_.speculative == SpeculativeMode::kAuto) {
-    lengths = spec::choose_draft_lengths(candidates, other_decodes, step_cost_);
-  } else {
-    for (const auto& c : candidates) lengths.push_back(c.max_tokens);
-  }
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (lengths[i] <= 0) continue;
-    drafts[i].resize(size_t(lengths[i]));
-    scheduler_->set_draft(ids[i], std::move(drafts[i]));
-  }
-}
-
-void Engine::start_masks(const StepPlan& plan) {
-  std::vector<MaskWorker::Job> jobs;
-  for (const ScheduledRequest& s : plan.requests) {
-    if (!s.samples) continue;
-    Live& live = *live_.at(s.id);
-    if (live.matcher) jobs.push_back({live.matcher.get(), &live.mask});
-  }
-  if (jobs.empty()) return;
-  if (!mask_worker_) mask_worker_ = std::make_unique<MaskWorker>();
-  mask_worker_->start(std::move(jobs));
-}
-
-void Engine::finish_masks() {
-  if (!mask_worker_) return;
-  for (const MaskWorker::Job& job : mask_worker_->wait()) {
-    ++own_.grammar_masks;
-    own_.grammar_mask_seconds += job.seconds;
-    own_.grammar_mask_max_seconds = std::max(own_.grammar_mask_max_seconds, job.seconds);
-    const auto bucket = std::lower_bound(kGrammarMaskBuckets.begin(), kGrammarMaskBuckets.end(), job.seconds);
-    ++own_.grammar_mask_histogram[size_t(bucket - kGrammarMaskBuckets.begin())];
-  }
-}
-
 void Engine::deliver(Events& events) {
   for (auto& [cb, e] : events)
     if (*cb) (*cb)(e);
@@ -494,55 +389,6 @@ void Engine::deliver(Events& events) {
   std::lock_guard lock(mutex_);
   queued_ -= int64_t(finished_.size());
   finished_.clear();
-}
-
-void Engine::publish_stats(double step_seconds, const StepPlan* plan) {
-  const SchedulerCounters c = scheduler_->counters();
-  EngineStats& s = own_;
-  s.running = c.running;
-  s.kv_blocks_used = c.blocks_used;
-  s.prefix_query_tokens = c.prefix_query_tokens;
-  s.prefix_hit_tokens = c.prefix_hit_tokens;
-  s.preemptions = c.preemptions;
-  s.evictions = c.evictions;
-  s.tokens_prefilled = c.tokens_prefilled;
-  s.tokens_decoded = c.tokens_decoded;
-  s.awaiting_remote = c.awaiting_remote;
-  s.remote_prefill_failures = c.remote_prefill_failures;
-  s.kv_tokens_received = c.tokens_received;
-  s.tier_loads = c.tier_loads;
-  s.tier_load_failures = c.tier_load_failures;
-  s.tier_tokens_loaded = c.tier_tokens_loaded;
-  if (const KvTiers* tiers = config_.kv_tiers.get()) {
-    s.kv_tiers = true;
-    s.tier = tiers->stats();
-  }
-  s.kv_blocks_quarantined = 0;
-  for (const Quarantined& q : quarantined_) s.kv_blocks_quarantined += int64_t(kv_->block_table(q.seq).size());
-  if (plan) {
-    ++s.steps;
-    s.step_seconds += step_seconds;
-    s.last_batch_tokens = plan->n_tokens;
-    s.last_batch_seqs = int64_t(plan->requests.size());
-  }
-  if (const MoeStats* moe = forward_->moe_stats()) {
-    s.moe_expert_tokens = moe->per_expert();
-    s.moe_layer_imbalance = moe->worst_imbalance();
-    if (model_.shard && model_.shard->request.expert_parallel) {
-      // Rank 0 counts every token's routing (replicated router; summed over ranks under data-parallel
-      // attention), so it has every rank's load.
-      s.moe_rank_tokens.clear();
-      for (const Slice& experts : model_.shard->experts.parts) {
-        uint64_t n = 0;
-        for (int64_t e = experts.begin; e < experts.end(); ++e) n += s.moe_expert_tokens[size_t(e)];
-        s.moe_rank_tokens.push_back(n);
-      }
-    }
-  }
-  std::lock_guard lock(mutex_);
-  s.waiting = c.waiting + int64_t(inbox_.size());
-  s.slo.ttft_rejected = ttft_rejected_;
-  stats_ = s;
 }
 
 namespace {
@@ -736,17 +582,6 @@ void Engine::stop() {
     wake_.notify_all();
   }
   if (thread_.joinable()) thread_.join();
-}
-
-EngineStats Engine::stats() const {
-  std::lock_guard lock(mutex_);
-  EngineStats s = stats_;
-  s.slo.ttft_rejected = ttft_rejected_;  // refusals happen between steps
-  if (const KvTiers* tiers = config_.kv_tiers.get()) {  // the tiers change between steps too (the writer, a restart's scan)
-    s.kv_tiers = true;
-    s.tier = tiers->stats();
-  }
-  return s;
 }
 
 }  // namespace ridge

@@ -1,5 +1,5 @@
 #pragma once
-// Inside the engine (engine.cc, engine_kv_handoff.cc): what it keeps for one request in flight.
+// Inside the engine (engine*.cc): what it keeps for one request in flight.
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -9,6 +9,9 @@
 #include "grammar/matcher.h"
 
 namespace ridge {
+
+// Every distinct weight once (a tied output matrix is the embedding): experts and latent attention included.
+int64_t weight_bytes_of(const Model& model);
 
 struct Engine::Live {
   Live(RequestOptions o, EventCallback cb, const Tokenizer& tokenizer)
