@@ -2,6 +2,7 @@
 // (--jsonl-in runs a whole corpus through one process).
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -138,7 +139,7 @@ void run_one(const Tokenizer& tok, const TokenizeOptions& opt) {
 void add_tokenize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tokenize", "Print the token ids and pieces of a text");
   auto opt = std::make_shared<TokenizeOptions>();
-  cmd->add_option("-m,--model", opt->model, "GGUF file, or 'default'");
+  cmd->add_option("-m,--model", opt->model, "GGUF file, 'default', or a directory with a tokenizer.json");
   auto* prompt = cmd->add_option("-p,--prompt", opt->prompt, "Text to tokenize");
   auto* file = cmd->add_option("-f,--file", opt->file, "Read the text from a file (bytes as they are)");
   auto* jsonl = cmd->add_option("--jsonl-in", opt->jsonl_in, "Tokenize each JSON line {\"text\"|\"text_b64\"} of a file");
@@ -150,8 +151,9 @@ void add_tokenize_command(CLI::App& app) {
   cmd->add_flag("--json", opt->json, "Print {\"ids\": [...], \"pieces\": [...]}");
   cmd->callback([opt, prompt, file, jsonl] {
     if (!*prompt && !*file && !*jsonl) fail("tokenize: give the text with -p, -f or --jsonl-in");
-    const auto gguf_file = gguf::GgufFile::open(resolve_model_path(opt->model));
-    const Tokenizer tok = Tokenizer::from_gguf(gguf_file);
+    const Tokenizer tok = std::filesystem::is_directory(opt->model)
+                              ? Tokenizer::from_hf_dir(opt->model)
+                              : Tokenizer::from_gguf(gguf::GgufFile::open(resolve_model_path(opt->model)));
     if (*jsonl) {
       run_jsonl(tok, *opt);
     } else {

@@ -99,7 +99,10 @@ class SpmSession {
   std::map<std::string, std::pair<int, int>> merged_from_;
 };
 
+}  // namespace
+
 std::string replace_all(std::string_view text, std::string_view from, std::string_view to) {
+  if (from.empty()) return std::string(text);
   std::string out;
   out.reserve(text.size());
   for (size_t i = 0; i < text.size();) {
@@ -112,8 +115,6 @@ std::string replace_all(std::string_view text, std::string_view from, std::strin
   }
   return out;
 }
-
-}  // namespace
 
 void spm_encode(const Vocab& vocab, std::string_view escaped_text, std::vector<int32_t>& out) {
   SpmSession(vocab, escaped_text).encode(out);

@@ -16,5 +16,7 @@ void spm_encode(const Vocab& vocab, std::string_view escaped_text, std::vector<i
 // " " -> "▁" (and back).
 std::string spm_escape_spaces(std::string_view text);
 std::string spm_unescape_spaces(std::string_view text);
+// Every occurrence of `from` (non-empty) replaced by `to`, left to right.
+std::string replace_all(std::string_view text, std::string_view from, std::string_view to);
 
 }  // namespace ridge

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "model/gguf/gguf_file.h"
 #include "tokenizer/bpe.h"
+#include "tokenizer/hf/hf_pipeline.h"
 #include "tokenizer/byte_encoding.h"
 #include "tokenizer/special_tokens.h"
 #include "tokenizer/spm.h"
@@ -62,6 +63,7 @@ Tokenizer::Tokenizer(std::shared_ptr<const Vocab> vocab) : vocab_(std::move(voca
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special, bool parse_special) const {
+  if (hf_) return hf_->encode(text, add_special, parse_special);
   const Vocab& v = *vocab_;
   std::vector<int32_t> ids;
   if (add_special && v.add_bos) {
@@ -103,6 +105,7 @@ std::string Tokenizer::token_to_piece(int32_t id) const {
 }
 
 std::string Tokenizer::decode(std::span<const int32_t> ids) const {
+  if (hf_) return hf_->decode({ids.begin(), ids.end()});
   std::string out;
   for (int32_t id : ids) {
     check_id(id);

@@ -16,12 +16,20 @@ namespace gguf {
 class GgufFile;
 }
 struct Vocab;
+namespace hf {
+struct Pipeline;
+}
 
 class Tokenizer {
  public:
   // Error with a clear message for an unsupported tokenizer model or pre-tokenizer.
   static Tokenizer from_gguf(const gguf::GgufFile& file);
   explicit Tokenizer(std::shared_ptr<const Vocab> vocab);
+  // A Hugging Face tokenizer directory: tokenizer.json (encoded as the `tokenizers` library does),
+  // tokenizer_config.json (bos/eos tokens, add_bos/add_eos, chat_template, model_max_length) and
+  // generation_config.json (eos_token_id: the ids that end generation). Error naming the file and
+  // any model, normalizer, pre-tokenizer, post-processor or decoder ridge does not support.
+  static Tokenizer from_hf_dir(const std::string& dir);
 
   // add_special: add BOS/EOS as the file's add_bos/add_eos flags say.
   // parse_special: text like "<|im_start|>" becomes its control token (user-defined tokens are
@@ -47,12 +55,19 @@ class Tokenizer {
   const std::string& model_name() const;  // tokenizer.ggml.model
   const std::string& pre_name() const;    // tokenizer.ggml.pre
   const Vocab& vocab() const { return *vocab_; }
+  // From tokenizer_config.json (from_hf_dir only): the chat template ("" when none) and the
+  // longest input the model was made for (0 when it does not say).
+  const std::string& chat_template() const { return chat_template_; }
+  int64_t model_max_length() const { return model_max_length_; }
 
  private:
   void check_id(int32_t id) const;
 
   std::shared_ptr<const Vocab> vocab_;
   std::vector<std::string> pieces_;  // token_to_piece by id, computed once
+  std::shared_ptr<const hf::Pipeline> hf_;  // set by from_hf_dir: encode and decode as tokenizer.json says
+  std::string chat_template_;
+  int64_t model_max_length_ = 0;
 };
 
 // Streaming decode: returns only complete UTF-8; holds back a partial sequence until the next
