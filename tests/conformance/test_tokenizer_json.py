@@ -1,0 +1,146 @@
+"""tokenizer.json conformance: `ridge tokenize -m DIR` must give the ids of Hugging Face's `tokenizers`
+package (encode(text, add_special_tokens=...).ids) on every corpus text, and decode those ids to the
+same text (decode(ids, skip_special_tokens=False)).
+
+Tokenizers: all-MiniLM-L6-v2 (WordPiece) and EmbeddingGemma-300M (Gemma 3's BPE with byte fallback)
+as their repositories ship them, and tokenizer.json files that transformers builds from ridge's GGUF
+models (tools/gguf_tokenizer_to_hf.py): SmolLM2 (byte-level BPE), Qwen2.5-Coder (Split regex +
+ByteLevel, NFC), Gemma 3 270M (Unigram) and DeepSeek-R1-Distill-Qwen (a vocabulary-only GGUF).
+The converted files are cached under RIDGE_HOME/hf-tokenizers (transformers takes ~20 s a model).
+"""
+import base64
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+tokenizers = pytest.importorskip("tokenizers")
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import gguf_tokenizer_to_hf  # noqa: E402
+
+HOME = pathlib.Path(os.environ.get("RIDGE_HOME") or pathlib.Path.home() / ".cache" / "ridge")
+MODELS = HOME / "models"
+
+# The shared tokenizer corpus (its invalid-UTF-8 entries left out: `tokenizers` takes str), plus texts
+# that exercise tokenizer.json's normalizers, added tokens and decoders.
+_CORPUS = [json.loads(line) for line in (HERE / "tokenizer_corpus.jsonl").read_text(encoding="utf-8").splitlines()
+           if line.strip()]
+EXTRA = [
+    "caf\u00e9", "cafe\u0301", "\u00c5ngstr\u00f6m", "A\u030angstro\u0308m",  # NFC / NFD pairs
+    "\u1e9b\u0323", "\ufb01nance \u2460 \u00bd \uff21\uff22\uff23", "\u2126 \u212b \u1e69",  # compatibility forms
+    "\u0645\u0631\u062d\u0628\u0627 \u0628\u0627\u0644\u0639\u0627\u0644\u0645", "\u05e9\u05dc\u05d5\u05dd \u05e2\u05d5\u05dc\u05dd",
+    "mixed \u202bRTL\u202c text", "\u0915\u094d\u0937\u093f \u0928\u092e\u0938\u094d\u0924\u0947",
+    "\ud55c\uad6d\uc5b4 \ud14d\uc2a4\ud2b8", "\u1100\u1161\u11a8", "Z\u0351\u036b\u0343\u036a\u0302\u036b\u033d\u034f\u0334\u0319",
+    "\U0001f468\u200d\U0001f469\u200d\U0001f467 \U0001f1fa\U0001f1f8 \u270c\U0001f3fd", "\U00013000\U0001d49c\U0001d49c",
+    "   leading", "trailing   ", "\t\ttabs\tand\nnewlines\r\n", "a  b   c    d", " ", "\n\n\n", "\u3000\u00a0\u2003x",
+    "12345678901234567890", "3.14159 -42 1e10 0x1F", "\u0661\u0662\u0663 \u096a\u096b",
+    "def f(x):\n    return x ** 2  # square\n", "for (int i = 0; i < n; ++i) { s += a[i]; }",
+    "<bos>Hello<eos>", "<start_of_turn>user\nhi<end_of_turn>\n<start_of_turn>model\n", "[CLS] a [SEP] b [SEP] [MASK]",
+    "<|im_start|>system\nYou are helpful.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>", "<|endoftext|><|endoftext|>",
+    "<｜begin▁of▁sentence｜><｜User｜>hi<｜Assistant｜><think>\n", "x<|im_start|>y", " <|im_end|> ",
+    "HELLO World ÀÉÎÕÜ", "don't won't I'm you're they've we'll he'd IT'S",
+    "\u2581already\u2581escaped", "<0x41> <unk> [UNK]", "a" * 300, "\u00e9" * 120,
+]
+TEXTS = [e["text"] for e in _CORPUS if "text" in e] + EXTRA
+
+
+def test_corpus_size():
+    assert len(TEXTS) >= 300
+    assert "" in TEXTS
+
+
+def _from_gguf(name):
+    def make():
+        gguf = MODELS / f"{name}.gguf"
+        if not gguf.exists():
+            pytest.skip(f"{gguf} not fetched")
+        out = HOME / "hf-tokenizers" / name
+        if not (out / "tokenizer.json").exists():
+            gguf_tokenizer_to_hf.write_hf_tokenizer(gguf, out)
+        return out
+    return make
+
+
+def _shipped(name):
+    def get():
+        path = MODELS / name
+        if not (path / "tokenizer.json").exists():
+            pytest.skip(f"{path} not fetched (tools/fetch_model_dirs.py)")
+        return path
+    return get
+
+
+DIRS = {
+    "minilm": _shipped("all-MiniLM-L6-v2"),
+    "embeddinggemma": _shipped("embeddinggemma-300m"),
+    "smollm2": _from_gguf("SmolLM2-135M-Instruct.Q4_1"),
+    "qwen2.5-coder": _from_gguf("Qwen2.5-Coder-0.5B-Instruct"),
+    "gemma3-270m": _from_gguf("gemma-3-270m-Q4_K_M"),
+    "deepseek-r1-qwen": _from_gguf("DeepSeek-R1-Distill-Qwen-7B.vocab"),
+}
+GGUF_OF = {"smollm2": "SmolLM2-135M-Instruct.Q4_1", "qwen2.5-coder": "Qwen2.5-Coder-0.5B-Instruct",
+           "gemma3-270m": "gemma-3-270m-Q4_K_M", "deepseek-r1-qwen": "DeepSeek-R1-Distill-Qwen-7B.vocab"}
+
+
+def ridge_jsonl(ridge_bin, model_dir, lines, tmp_path):
+    infile = tmp_path / "in.jsonl"
+    infile.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    proc = subprocess.run([ridge_bin, "tokenize", "-m", str(model_dir), "--jsonl-in", str(infile)],
+                          capture_output=True)
+    assert proc.returncode == 0, proc.stderr.decode()
+    return [json.loads(line) for line in proc.stdout.decode("utf-8").splitlines()]
+
+
+@pytest.mark.parametrize("name", list(DIRS))
+def test_ids_and_decode_match_tokenizers(ridge_bin, tmp_path, name):
+    model_dir = DIRS[name]()
+    ref = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    # tokenizer.json's padding and truncation are batch settings for encoders; a Tokenizer encodes
+    # whole texts (callers cut to their context), so compare without them.
+    ref.no_padding()
+    ref.no_truncation()
+    lines = [{"text": t, "add_special": add} for add in (True, False) for t in TEXTS]
+    ours = ridge_jsonl(ridge_bin, model_dir, lines, tmp_path)
+    assert len(ours) == len(lines)
+    expected = [ref.encode(line["text"], add_special_tokens=line["add_special"]).ids for line in lines]
+    mismatches = [f"{line['text'][:40]!r} add_special={line['add_special']}\n  ridge {got['ids'][:20]}\n  tok   {want[:20]}"
+                  for line, got, want in zip(lines, ours, expected) if got["ids"] != want]
+    assert not mismatches, f"{len(mismatches)}/{len(lines)} differ:\n" + "\n".join(mismatches[:8])
+
+    decoded = ridge_jsonl(ridge_bin, model_dir, [{"ids": ids} for ids in expected], tmp_path)
+    bad = []
+    for ids, got in zip(expected, decoded):
+        want = ref.decode(ids, skip_special_tokens=False)
+        text = base64.b64decode(got["decoded_b64"]).decode("utf-8", errors="replace")
+        if text != want:
+            bad.append(f"{ids[:12]}\n  ridge {text[:60]!r}\n  tok   {want[:60]!r}")
+    assert not bad, f"{len(bad)}/{len(expected)} decodes differ:\n" + "\n".join(bad[:8])
+
+
+@pytest.mark.parametrize("name", list(GGUF_OF))
+def test_converted_tokenizer_against_gguf(name):
+    """How faithfully transformers' GGUF conversion keeps the GGUF's tokenization (llama.cpp's view).
+    Differences here are the conversion's, not ridge's; the bounds document them."""
+    llama_cpp = pytest.importorskip("llama_cpp")
+    model_dir = DIRS[name]()
+    ref = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    llama = llama_cpp.Llama(model_path=str(MODELS / f"{GGUF_OF[name]}.gguf"), vocab_only=True, verbose=False)
+    differ = [t for t in TEXTS
+              if ref.encode(t, add_special_tokens=False).ids != llama.tokenize(t.encode(), add_bos=False, special=True)]
+    print(f"{name}: {len(differ)}/{len(TEXTS)} texts tokenize differently after conversion", differ[:5])
+    assert len(differ) <= KNOWN_CONVERSION_DIFFERENCES[name], differ[:10]
+
+
+# Texts (of TEXTS) on which the converted tokenizer.json and the GGUF disagree, measured; see the report.
+KNOWN_CONVERSION_DIFFERENCES = {
+    "smollm2": 6,  # the smollm pre-tokenizer (each digit alone) becomes plain ByteLevel: digit runs merge
+    "qwen2.5-coder": 10,  # an NFC normalizer llama.cpp does not apply; only 3 of its added tokens kept
+    "gemma3-270m": 168,  # the SentencePiece BPE vocabulary becomes a Unigram model
+    "deepseek-r1-qwen": 28,  # added tokens get new ids past the vocabulary
+}
