@@ -20,6 +20,12 @@ constexpr std::array kTypes = {
     DTypeInfo{DType::I32, "I32", 1, 4},       DTypeInfo{DType::I64, "I64", 1, 8},
     DTypeInfo{DType::F64, "F64", 1, 8},       DTypeInfo{DType::BF16, "BF16", 1, 2},
     DTypeInfo{DType::MXFP4, "MXFP4", 32, 17}, DTypeInfo{DType::NVFP4, "NVFP4", 64, 36},
+    DTypeInfo{DType::IQ2_XXS, "IQ2_XXS", 256, 66}, DTypeInfo{DType::IQ2_XS, "IQ2_XS", 256, 74},
+    DTypeInfo{DType::IQ2_S, "IQ2_S", 256, 82},     DTypeInfo{DType::IQ3_XXS, "IQ3_XXS", 256, 98},
+    DTypeInfo{DType::IQ3_S, "IQ3_S", 256, 110},    DTypeInfo{DType::IQ1_S, "IQ1_S", 256, 50},
+    DTypeInfo{DType::IQ1_M, "IQ1_M", 256, 56},     DTypeInfo{DType::IQ4_NL, "IQ4_NL", 32, 18},
+    DTypeInfo{DType::IQ4_XS, "IQ4_XS", 256, 136},  DTypeInfo{DType::TQ1_0, "TQ1_0", 256, 54},
+    DTypeInfo{DType::TQ2_0, "TQ2_0", 256, 66},
     DTypeInfo{DType::F8_E4M3, "F8_E4M3", 1, 1},
 };
 

@@ -22,12 +22,23 @@ enum class DType : uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  IQ2_XXS = 16,
+  IQ2_XS = 17,
+  IQ3_XXS = 18,
+  IQ1_S = 19,
+  IQ4_NL = 20,
+  IQ3_S = 21,
+  IQ2_S = 22,
+  IQ4_XS = 23,
   I8 = 24,
   I16 = 25,
   I32 = 26,
   I64 = 27,
   F64 = 28,
+  IQ1_M = 29,
   BF16 = 30,
+  TQ1_0 = 34,  // ternary: five values a byte
+  TQ2_0 = 35,  // ternary: 2 bits a value
   MXFP4 = 39,  // 32 E2M1 values with one E8M0 (power of two) scale (OCP MX)
   NVFP4 = 40,  // 64 E2M1 values in four 16-value groups, each with an unsigned E4M3 scale
   // ridge's own, never read from or written to a GGUF file (ids from kFirstInternalType up):

@@ -25,10 +25,13 @@ from gguf.constants import GGML_QUANT_SIZES  # noqa: E402
 F16_FIELDS = {
     T.Q4_0: [0], T.Q4_1: [0, 2], T.Q5_0: [0], T.Q5_1: [0, 2], T.Q8_0: [0],
     T.Q2_K: [80, 82], T.Q3_K: [108], T.Q4_K: [0, 2], T.Q5_K: [0, 2], T.Q6_K: [208],
+    T.IQ2_XXS: [0], T.IQ2_XS: [0], T.IQ2_S: [0], T.IQ3_XXS: [0], T.IQ3_S: [0], T.IQ1_S: [0],
+    T.IQ4_NL: [0], T.IQ4_XS: [0], T.TQ1_0: [52], T.TQ2_0: [64],
 }
-PACKAGE_QUANTIZES = [T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.MXFP4, T.NVFP4]
+PACKAGE_QUANTIZES = [T.F32, T.F16, T.BF16, T.Q4_0, T.Q4_1, T.Q5_0, T.Q5_1, T.Q8_0, T.MXFP4, T.NVFP4, T.TQ1_0, T.TQ2_0]
 # MXFP4 and NVFP4 scales are bytes (E8M0, unsigned E4M3): random bytes reach every one of them.
-BLOCK_TYPES = list(F16_FIELDS) + [T.Q8_K, T.MXFP4, T.NVFP4]
+# IQ1_M keeps its f16 d in the top nibbles of its four u16 scales (set apart below).
+BLOCK_TYPES = list(F16_FIELDS) + [T.Q8_K, T.MXFP4, T.NVFP4, T.IQ1_M]
 N_BLOCKS = 4096
 
 
@@ -96,6 +99,12 @@ def random_blocks(rng, qtype) -> np.ndarray:
         raw[:, :4] = d.view(np.uint8).reshape(N_BLOCKS, 4)
     if qtype == T.MXFP4:  # exponents whose 12 * 2^(e-128) stays finite
         raw[:, 0] = rng.integers(0, 253, size=N_BLOCKS, dtype=np.uint8)
+    if qtype == T.IQ1_M:
+        d = random_finite_f16(rng, N_BLOCKS)
+        scales = raw[:, 48:56].copy().view(np.uint16) & np.uint16(0x0FFF)
+        for w in range(4):
+            scales[:, w] |= ((d >> np.uint16(4 * w)) & np.uint16(0xF)) << np.uint16(12)
+        raw[:, 48:56] = scales.view(np.uint8)
     for off in F16_FIELDS.get(qtype, []):
         raw[:, off:off + 2] = random_finite_f16(rng, N_BLOCKS).view(np.uint8).reshape(N_BLOCKS, 2)
     return raw.ravel()

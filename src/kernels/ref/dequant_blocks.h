@@ -53,4 +53,19 @@ void dequantize_q8_k(const uint8_t* src, float* dst, int64_t n_blocks);
 void dequantize_mxfp4(const uint8_t* src, float* dst, int64_t n_blocks);
 void dequantize_nvfp4(const uint8_t* src, float* dst, int64_t n_blocks);
 
+// Codebook quants (dequant_iq.cc; grids in iq_grids.h).
+void dequantize_iq2_xxs(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq2_xs(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq2_s(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq3_xxs(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq3_s(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq1_s(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq1_m(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq4_nl(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_iq4_xs(const uint8_t* src, float* dst, int64_t n_blocks);
+
+// Ternary blocks (dequant_ternary.cc).
+void dequantize_tq1_0(const uint8_t* src, float* dst, int64_t n_blocks);
+void dequantize_tq2_0(const uint8_t* src, float* dst, int64_t n_blocks);
+
 }  // namespace ridge::ref
