@@ -25,6 +25,13 @@ $PY -c "import cryptography" 2>/dev/null || need+=("cryptography")
 # tests (test_completions_scoring, bench/lm_eval_side_by_side.py); lm_eval 0.4.9 needs transformers 4.
 $PY -c "import lm_eval, tenacity, transformers, sys; sys.exit(int(transformers.__version__.split('.')[0]) > 4)" 2>/dev/null ||
   need+=("lm_eval==0.4.9" "transformers==4.57.6" "datasets==3.6.0" "huggingface_hub==0.36.2" "tenacity" "aiohttp")
+# References for Hugging Face checkpoints (test_tokenizer_json, test_jinja_templates, test_hub_pull): the
+# `tokenizers` library for tokenizer.json, jinja2 as transformers renders chat templates, and
+# huggingface_hub's own downloader sharing the cache with `ridge pull`. Usually already there with
+# transformers and torch above.
+$PY -c "import tokenizers" 2>/dev/null || need+=("tokenizers==0.22.2")
+$PY -c "import jinja2" 2>/dev/null || need+=("jinja2==3.1.6")
+$PY -c "import huggingface_hub" 2>/dev/null || need+=("huggingface_hub==0.36.2")
 # Anthropic's official SDK for /v1/messages (test_anthropic_api).
 $PY -c "import anthropic" 2>/dev/null || need+=("anthropic==2.17.0")
 # A KV-aware router's side of --kv-events-endpoint (test_kv_events): a ZeroMQ subscriber, msgpack, and
