@@ -28,6 +28,7 @@ void add_eval_command(CLI::App& app);
 void add_imatrix_command(CLI::App& app);
 void add_embed_command(CLI::App& app);
 void add_lora_command(CLI::App& app);  // `ridge lora merge`
+void add_pull_command(CLI::App& app);  // `ridge pull ORG/REPO[:QUANT]` from the Hub
 void add_bench_serve_command(CLI::App& bench);  // `ridge bench serve`, under `ridge bench`
 void add_bench_grammar_command(CLI::App& bench);  // `ridge bench grammar`
 void add_bench_kv_transfer_command(CLI::App& bench);  // `ridge bench kv-transfer`

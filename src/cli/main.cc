@@ -35,6 +35,7 @@ int main(int argc, char** argv) {
   ridge::cli::add_eval_command(app);
   ridge::cli::add_imatrix_command(app);
   ridge::cli::add_embed_command(app);
+  ridge::cli::add_pull_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "hub/pull.h"
 
 namespace ridge {
 
@@ -36,6 +37,7 @@ constexpr NamedModel kNamedModels[] = {
 }  // namespace
 
 std::string resolve_model_path(const std::string& model_arg) {
+  if (hub::is_hub_uri(model_arg)) return hub::pull_model(hub::parse_repo_ref(model_arg), hub::hub_config_from_env()).path;
   const std::string name = model_arg.empty() ? "default" : model_arg;
   for (const NamedModel& m : kNamedModels) {
     if (name != m.name) continue;

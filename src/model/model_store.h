@@ -13,7 +13,8 @@ std::string ridge_home();
 std::string models_dir();
 
 // "" or "default" -> the default model in the cache (Error with the fetch command if it is absent);
-// anything else is a path that must exist.
+// "hf://ORG/REPO[:QUANT]" -> fetched from the Hub (or found in its cache): the GGUF file (a split
+// model's first shard) or a safetensors snapshot folder; anything else is a path that must exist.
 std::string resolve_model_path(const std::string& model_arg);
 
 }  // namespace ridge

@@ -5,6 +5,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "hub/repo_ref.h"
 
 namespace ridge::models {
 
@@ -17,6 +18,10 @@ bool is_valid_model_name(const std::string& name) {
 }
 
 std::string default_model_name(const std::string& source) {
+  if (hub::is_hub_uri(source)) {  // hf://ORG/REPO[:QUANT]: the repository's name
+    const std::string repo = hub::parse_repo_ref(source).repo_id;
+    return repo.substr(repo.find('/') + 1);
+  }
   const fs::path p(source);
   if (!p.has_parent_path() && p.extension() != ".gguf") return source;  // a fetcher name
   std::string name = p.filename().string();

@@ -9,11 +9,11 @@ namespace ridge::models {
 struct ModelSource {
   std::string name;
   std::vector<std::string> aliases;
-  std::string source;  // a GGUF file, a model directory, or a fetcher name ("default", "gemma3-270m")
+  std::string source;  // a GGUF file, a model directory, a fetcher name ("default", "gemma3-270m") or hf://ORG/REPO[:QUANT]
   bool from_models_dir = false;
 };
 
-// "NAME=SOURCE" or "SOURCE" (named after the fetcher name, the file's stem or the directory).
+// "NAME=SOURCE" or "SOURCE" (named after the fetcher name, the file's stem, the directory or the Hub repository).
 ModelSource parse_model_arg(const std::string& arg);
 // The name a source gets when none is given.
 std::string default_model_name(const std::string& source);
