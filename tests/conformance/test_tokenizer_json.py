@@ -123,6 +123,84 @@ def test_ids_and_decode_match_tokenizers(ridge_bin, tmp_path, name):
     assert not bad, f"{len(bad)}/{len(expected)} decodes differ:\n" + "\n".join(bad[:8])
 
 
+LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
+                r"\s*[\r\n]+|\s+(?!\S)|\s+")
+METASPACE = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
+# Variants of the real files above with the other components real tokenizer.json files use, each
+# (base, edits): the edits replace top-level keys, or set model fields ("model.x").
+VARIANTS = {
+    # SmolLM2 as its repository ships it: each digit alone, then ByteLevel.
+    "smollm2-digits": ("smollm2", {"pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+        {"type": "Digits", "individual_digits": True},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}]}}),
+    # Llama 3's layout: its Split regex, ignore_merges, a BOS template.
+    "qwen-llama3": ("qwen2.5-coder", {"normalizer": None, "model.ignore_merges": True, "pre_tokenizer": {
+        "type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": LLAMA3_REGEX}, "behavior": "Isolated", "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}]},
+        "post_processor": {"type": "TemplateProcessing", "single": [
+            {"SpecialToken": {"id": "<|im_start|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
+            "pair": [], "special_tokens": {"<|im_start|>": {"id": "<|im_start|>", "ids": [151644],
+                                                            "tokens": ["<|im_start|>"]}}}}),
+    # RoBERTa's layout: ByteLevel with a prefix space, <s> ... </s>.
+    "smollm2-roberta": ("smollm2", {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True,
+                                                      "trim_offsets": True, "use_regex": True},
+                                    "post_processor": {"type": "RobertaProcessing", "sep": ["<|im_end|>", 2],
+                                                       "cls": ["<|im_start|>", 1], "trim_offsets": True,
+                                                       "add_prefix_space": True},
+                                    "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                                                "use_regex": True}}),
+    # Mistral's layout: no normalizer, Metaspace (prepend "first") before a byte-fallback BPE.
+    "gemma-metaspace": ("embeddinggemma", {"normalizer": None, "pre_tokenizer": METASPACE, "decoder": {
+        "type": "Sequence", "decoders": [METASPACE, {"type": "ByteFallback"}, {"type": "Fuse"}]}}),
+    # Llama 2's layout: Prepend + Replace normalizers, a decoder that strips the first space.
+    "gemma-llama2": ("embeddinggemma", {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "Prepend", "prepend": "\u2581"}, {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None, "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"},
+            {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}}),
+    # An encoder with the other text normalizers and pre-tokenizers.
+    "minilm-nfkc": ("minilm", {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "NFKC"}, {"type": "Lowercase"}, {"type": "NFKD"}, {"type": "StripAccents"},
+        {"type": "Strip", "strip_left": True, "strip_right": True}]},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Whitespace"}, {"type": "Punctuation", "behavior": "Isolated"},
+            {"type": "Digits", "individual_digits": False}]}}),
+}
+
+
+def _variant(name, tmp_root):
+    base, edits = VARIANTS[name]
+    j = json.loads((DIRS[base]() / "tokenizer.json").read_text(encoding="utf-8"))
+    for key, value in edits.items():
+        if key.startswith("model."):
+            j["model"][key[len("model."):]] = value
+        else:
+            j[key] = value
+    out = tmp_root / name
+    out.mkdir()
+    (out / "tokenizer.json").write_text(json.dumps(j, ensure_ascii=False), encoding="utf-8")
+    return out
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_variants_match_tokenizers(ridge_bin, tmp_path, name):
+    model_dir = _variant(name, tmp_path)
+    ref = tokenizers.Tokenizer.from_file(str(model_dir / "tokenizer.json"))
+    ref.no_padding()
+    ref.no_truncation()
+    lines = [{"text": t, "add_special": True} for t in TEXTS]
+    ours = ridge_jsonl(ridge_bin, model_dir, lines, tmp_path)
+    mismatches = []
+    for line, got in zip(lines, ours):
+        want = ref.encode(line["text"], add_special_tokens=True).ids
+        if got["ids"] != want:
+            mismatches.append(f"{line['text'][:40]!r}\n  ridge {got['ids'][:20]}\n  tok   {want[:20]}")
+        elif base64.b64decode(got["decoded_b64"]).decode("utf-8", "replace") != ref.decode(want, skip_special_tokens=False):
+            mismatches.append(f"decode of {line['text'][:40]!r}")
+    assert not mismatches, f"{len(mismatches)}/{len(lines)} differ:\n" + "\n".join(mismatches[:8])
+
+
 @pytest.mark.parametrize("name", list(GGUF_OF))
 def test_converted_tokenizer_against_gguf(name):
     """How faithfully transformers' GGUF conversion keeps the GGUF's tokenization (llama.cpp's view).

@@ -82,6 +82,9 @@ TEST(HfPreTokenizer, Metaspace) {
 
 TEST(HfPreTokenizer, CharacterClasses) {
   EXPECT_EQ(words({{"type", "Whitespace"}}, "Hey, you!  ok_1"), (Strings{"Hey", ",", "you", "!", "ok_1"}));
+  // \w takes the zero-width joiners, not the zero-width space.
+  EXPECT_EQ(words({{"type", "Whitespace"}}, "zero\u200dwidth a\u200bb \U0001F468\u200d\U0001F469"),
+            (Strings{"zero\u200dwidth", "a", "\u200b", "b", "\U0001F468", "\u200d", "\U0001F469"}));
   EXPECT_EQ(words({{"type", "WhitespaceSplit"}}, " a\tb\u3000c "), (Strings{"a", "b", "c"}));
   EXPECT_EQ(words({{"type", "Punctuation"}}, "a,b.!c"), (Strings{"a", ",", "b", ".", "!", "c"}));
   EXPECT_EQ(words({{"type", "Digits"}, {"individual_digits", true}}, "a123b"), (Strings{"a", "1", "2", "3", "b"}));

@@ -45,8 +45,12 @@ std::vector<Segment> char_matches(std::string_view text, Predicate is_match) {
   return out;
 }
 
+// Rust regex's \w: letters, marks, numbers, connector punctuation and the joiners U+200C / U+200D.
 bool is_word_char(uint32_t cpt) {
-  return cpt == '_' || (unicode::codepoint_flags(cpt) & (unicode::kLetter | unicode::kMark | unicode::kNumber));
+  if (cpt == '_' || cpt == 0x200C || cpt == 0x200D || cpt == 0x203F || cpt == 0x2040 || cpt == 0x2054 ||
+      cpt == 0xFE33 || cpt == 0xFE34 || (cpt >= 0xFE4D && cpt <= 0xFE4F) || cpt == 0xFF3F)
+    return true;
+  return unicode::codepoint_flags(cpt) & (unicode::kLetter | unicode::kMark | unicode::kNumber);
 }
 
 // \w+|[^\w\s]+ : runs of word characters and runs of other non-space characters.
