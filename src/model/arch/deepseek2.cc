@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "model/arch/common_blocks.h"
 #include "model/arch/registry.h"
+#include "model/latent_kv_split.h"
 
 namespace ridge {
 namespace {
@@ -106,21 +107,10 @@ class Deepseek2 final : public Architecture {
   }
 
  private:
-  // Older files' attn_kv_b (n_head x [nope key rows; value rows], kv_lora_rank): head h's key rows
-  // are transposed into its absorbed form (kv_lora_rank, nope) and its value rows kept, in f32.
+  // Older files' attn_kv_b (n_head x [nope key rows; value rows], kv_lora_rank), split per head in f32.
   static void split_kv_b(TensorBinder& b, const ModelSpec& s, const std::string& p, LayerWeights& w) {
-    const int64_t rank = s.kv_lora_rank, nope = s.qk_nope_head_dim, v = s.v_head_dim;
-    const float* kv_b = b.f32_copy(p + "attn_kv_b.weight", s.n_head * (nope + v), rank);
-    for (int64_t h = 0; h < s.n_head; ++h) {
-      const float* head = kv_b + h * (nope + v) * rank;
-      float* k = b.f32_storage(rank * nope);
-      for (int64_t r = 0; r < rank; ++r)
-        for (int64_t d = 0; d < nope; ++d) k[r * nope + d] = head[d * rank + r];
-      float* values = b.f32_storage(v * rank);
-      std::copy_n(head + nope * rank, v * rank, values);
-      w.wk_b.push_back(WeightRef{DType::F32, k, rank, nope});
-      w.wv_b.push_back(WeightRef{DType::F32, values, v, rank});
-    }
+    const float* kv_b = b.f32_copy(p + "attn_kv_b.weight", s.n_head * (s.qk_nope_head_dim + s.v_head_dim), s.kv_lora_rank);
+    split_latent_kv_b(kv_b, s, [&b](int64_t n) { return b.f32_storage(n); }, w);
   }
 };
 

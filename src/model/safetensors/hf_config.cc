@@ -1,128 +1,137 @@
 #include "model/safetensors/hf_config.h"
 
-#include <algorithm>
 #include <array>
 #include <fstream>
 #include <iterator>
-#include <optional>
+#include <utility>
 
 #include "core/error.h"
+#include "model/safetensors/hf_config_families.h"
+#include "model/safetensors/hf_json.h"
 
 namespace ridge {
 namespace {
 
 using nlohmann::json;
+using namespace hf;
 
-constexpr std::array kModelTypes = {"llama", "mistral", "qwen2"};
+// config.json's model_type -> the registered architecture that runs it.
+constexpr std::array<std::pair<const char*, const char*>, 11> kModelTypes = {{
+    {"llama", "llama"}, {"mistral", "mistral"}, {"mixtral", "llama"}, {"qwen2", "qwen2"}, {"qwen2_moe", "qwen2moe"},
+    {"qwen3", "qwen3"}, {"qwen3_moe", "qwen3moe"}, {"olmoe", "olmoe"}, {"gemma3_text", "gemma3"},
+    {"deepseek_v2", "deepseek2"}, {"deepseek_v3", "deepseek2"},
+}};
 
-// A field that is absent or null counts as not given (Mistral writes "head_dim": null).
-const json* field(const json& config, const char* key) {
-  const auto it = config.find(key);
-  return it == config.end() || it->is_null() ? nullptr : &*it;
+std::string arch_of(const std::string& model_type) {
+  for (const auto& [type, arch] : kModelTypes)
+    if (model_type == type) return arch;
+  std::string known;
+  for (const auto& [type, arch] : kModelTypes) known += std::string(known.empty() ? "" : ", ") + type;
+  fail("config.json: model_type '{}' is not supported (ridge runs {})", model_type, known);
 }
 
-int64_t int_field(const json& config, const char* key, std::optional<int64_t> fallback = std::nullopt) {
-  const json* value = field(config, key);
-  if (!value) {
-    if (!fallback) fail("config.json: missing '{}'", key);
-    return *fallback;
+// Weights ridge reads as they are stored: plain floats, or the FP8 / NVFP4 layouts of these methods.
+void check_quantization(const json& config) {
+  if (const json* q = field(config, "quantization_config")) {
+    if (!q->is_object()) fail("config.json: 'quantization_config' must be an object");
+    const std::string method = string_field(*q, "quant_method", "");
+    if (method != "fp8" && method != "compressed-tensors" && method != "modelopt")
+      fail("config.json: quantization_config quant_method '{}' is not supported (ridge reads fp8, compressed-tensors "
+           "and modelopt FP8 / NVFP4 weights)", method);
+    return;
   }
-  if (!value->is_number_integer()) fail("config.json: '{}' must be an integer", key);
-  return value->get<int64_t>();
+  const std::string dtype = string_field(config, "torch_dtype", string_field(config, "dtype", "float32"));
+  if (dtype != "float32" && dtype != "float16" && dtype != "bfloat16")
+    fail("config.json: torch_dtype '{}' is not supported (ridge reads float32, float16, bfloat16)", dtype);
 }
 
-double number_field(const json& config, const char* key, double fallback) {
-  const json* value = field(config, key);
-  if (!value) return fallback;
-  if (!value->is_number()) fail("config.json: '{}' must be a number", key);
-  return value->get<double>();
+void read_common_fields(const json& config, HfConfig& c) {
+  ModelSpec& s = c.spec;
+  s.name = string_field(config, "_name_or_path", s.arch);
+  if (s.name.empty()) s.name = s.arch;
+  s.n_vocab = int_field(config, "vocab_size");
+  s.n_embd = int_field(config, "hidden_size");
+  s.n_layer = int_field(config, "num_hidden_layers");
+  c.n_layer_stored = s.n_layer;
+  s.n_head = int_field(config, "num_attention_heads");
+  s.n_head_kv = int_field(config, "num_key_value_heads", s.n_head);
+  if (s.n_head <= 0) fail("config.json: num_attention_heads must be positive, got {}", s.n_head);
+  s.head_dim = int_field(config, "head_dim", s.n_embd / s.n_head);
+  s.rope_dim = s.head_dim;
+  s.n_ff = int_field(config, "intermediate_size");
+  s.n_ctx_train = int_field(config, "max_position_embeddings", 2048);
+  s.rms_eps = float(number_field(config, "rms_norm_eps", 1e-6));
+  s.rope_theta = float(number_field(config, "rope_theta", 10000.0));
+  s.rope_style = RopeStyle::NeoX;  // rotate_half on unpermuted q/k weights
+  s.tied_embeddings = bool_field(config, "tie_word_embeddings", false);
+  if (bool_field(config, "mlp_bias", false)) fail("config.json: mlp_bias is not supported");
 }
 
-bool bool_field(const json& config, const char* key, bool fallback) {
-  const json* value = field(config, key);
-  if (!value) return fallback;
-  if (!value->is_boolean()) fail("config.json: '{}' must be true or false", key);
-  return value->get<bool>();
-}
-
-std::string string_field(const json& config, const char* key, const std::string& fallback) {
-  const json* value = field(config, key);
-  if (!value) return fallback;
-  if (!value->is_string()) fail("config.json: '{}' must be a string", key);
-  return value->get<std::string>();
-}
-
-// rope_scaling: null, {"rope_type"|"type": "linear", "factor"} or Llama 3's frequency-band scaling.
-RopeScaling parse_rope_scaling(const json& config) {
-  RopeScaling scaling;
-  const json* rs = field(config, "rope_scaling");
-  if (!rs) return scaling;
-  if (!rs->is_object()) fail("config.json: 'rope_scaling' must be an object");
-  const std::string type = string_field(*rs, "rope_type", string_field(*rs, "type", "default"));
-  if (type == "default") return scaling;
-  scaling.factor = float(number_field(*rs, "factor", 1.0));
-  if (type == "linear") {
-    scaling.type = RopeScaling::Type::Linear;
-  } else if (type == "llama3") {
-    scaling.type = RopeScaling::Type::Llama3;
-    scaling.low_freq_factor = float(number_field(*rs, "low_freq_factor", 1.0));
-    scaling.high_freq_factor = float(number_field(*rs, "high_freq_factor", 4.0));
-    scaling.original_context = int_field(*rs, "original_max_position_embeddings", 8192);
-  } else {
-    fail("config.json: rope_scaling type '{}' is not supported (ridge runs linear and llama3)", type);
+// Llama-style attention: biases (Qwen2's q/k/v only), QK-norm, the window.
+void read_attention_fields(const json& config, HfConfig& c) {
+  ModelSpec& s = c.spec;
+  const std::string& t = c.model_type;
+  const std::string act = string_field(config, "hidden_act", "silu");
+  if (act != "silu") fail("config.json: hidden_act '{}' is not supported for {} (ridge runs SwiGLU with silu)", act, t);
+  s.rope_scaling = rope_scaling(config, t, false);
+  if (t == "qwen2" || t == "qwen2_moe") {
+    s.qkv_bias = true;
+    if (bool_field(config, "use_sliding_window", false))
+      fail("config.json: use_sliding_window (Qwen2's window on layers past max_window_layers) is not supported");
+  } else if (bool_field(config, "attention_bias", false)) {
+    fail("config.json: attention_bias (a bias on o_proj too) is not supported for {}", t);
   }
-  if (!(scaling.factor > 0.0f)) fail("config.json: rope_scaling factor must be positive");
-  return scaling;
+  if (t == "qwen3" || t == "qwen3_moe") {
+    s.qk_norm = QkNorm::PerHead;
+    if (bool_field(config, "use_sliding_window", false)) fail("config.json: use_sliding_window is not supported for {}", t);
+  }
+  if (t == "olmoe") {
+    s.qk_norm = QkNorm::Whole;
+    if (field(config, "clip_qkv")) fail("config.json: clip_qkv is not supported");
+  }
+  if (t == "mistral" || t == "mixtral") s.sliding_window = int_field(config, "sliding_window", 0);  // every layer slides
 }
 
 }  // namespace
 
-ModelSpec model_spec_from_hf_config(const json& config) {
-  if (!config.is_object()) fail("config.json: not a JSON object");
-  ModelSpec spec;
-  spec.arch = string_field(config, "model_type", "");
-  if (std::find(kModelTypes.begin(), kModelTypes.end(), spec.arch) == kModelTypes.end())
-    fail("config.json: model_type '{}' is not supported (ridge runs llama, mistral, qwen2)", spec.arch);
-  spec.name = string_field(config, "_name_or_path", spec.arch);
-  const std::string act = string_field(config, "hidden_act", "silu");
-  if (act != "silu") fail("config.json: hidden_act '{}' is not supported (ridge runs SwiGLU with silu)", act);
-
-  spec.n_vocab = int_field(config, "vocab_size");
-  spec.n_embd = int_field(config, "hidden_size");
-  spec.n_layer = int_field(config, "num_hidden_layers");
-  spec.n_head = int_field(config, "num_attention_heads");
-  spec.n_head_kv = int_field(config, "num_key_value_heads", spec.n_head);
-  if (spec.n_head <= 0) fail("config.json: num_attention_heads must be positive, got {}", spec.n_head);
-  spec.head_dim = int_field(config, "head_dim", spec.n_embd / spec.n_head);
-  spec.rope_dim = spec.head_dim;
-  spec.n_ff = int_field(config, "intermediate_size");
-  spec.n_ctx_train = int_field(config, "max_position_embeddings", 2048);
-  spec.rms_eps = float(number_field(config, "rms_norm_eps", 1e-6));
-  spec.rope_theta = float(number_field(config, "rope_theta", 10000.0));
-  spec.rope_scaling = parse_rope_scaling(config);
-  spec.rope_style = RopeStyle::NeoX;  // rotate_half on unpermuted q/k weights
-  spec.tied_embeddings = bool_field(config, "tie_word_embeddings", false);
-
-  // Qwen2 always has q/k/v biases. Llama's attention_bias also puts a bias on o_proj, which the
-  // weight layout has no place for; mlp_bias likewise.
-  if (spec.arch == "qwen2") {
-    spec.qkv_bias = true;
-  } else if (bool_field(config, "attention_bias", false)) {
-    fail("config.json: attention_bias (a bias on o_proj too) is not supported for {}", spec.arch);
+HfConfig hf_config_from_json(const json& root) {
+  if (!root.is_object()) fail("config.json: not a JSON object");
+  HfConfig c;
+  c.model_type = string_field(root, "model_type", "");
+  const json* config = &root;
+  // Gemma 3 with a vision tower: the language model's own config under text_config.
+  if (c.model_type == "gemma3") {
+    config = field(root, "text_config");
+    if (!config || !config->is_object()) fail("config.json: model_type 'gemma3' without a 'text_config' object");
+    c.model_type = "gemma3_text";
+    c.prefix = "language_model.model.";
   }
-  if (bool_field(config, "mlp_bias", false)) fail("config.json: mlp_bias is not supported");
-  // sliding_window (Mistral v0.1) is not applied: it only matters past the window length.
-  validate(spec);
-  return spec;
+  c.spec.arch = arch_of(c.model_type);
+  check_quantization(root);
+  read_common_fields(*config, c);
+  if (c.spec.arch == "gemma3") {
+    read_gemma3_fields(*config, c);
+  } else if (c.spec.arch == "deepseek2") {
+    read_deepseek_fields(*config, c);
+  } else {
+    read_attention_fields(*config, c);
+    read_moe_fields(*config, c);
+  }
+  validate(c.spec);
+  return c;
 }
 
-ModelSpec read_hf_config(const std::string& path) {
+ModelSpec model_spec_from_hf_config(const json& config) { return hf_config_from_json(config).spec; }
+
+HfConfig read_hf_checkpoint_config(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot read '{}'", path);
   const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
   const auto config = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (config.is_discarded()) fail("config.json: not valid JSON");
-  return model_spec_from_hf_config(config);
+  return hf_config_from_json(config);
 }
+
+ModelSpec read_hf_config(const std::string& path) { return read_hf_checkpoint_config(path).spec; }
 
 }  // namespace ridge

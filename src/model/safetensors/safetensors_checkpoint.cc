@@ -75,15 +75,16 @@ const SafetensorsTensor* SafetensorsCheckpoint::find(std::string_view name) cons
   return it == tensors_.end() ? nullptr : it->second;
 }
 
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
 const SafetensorsTensor& checked_tensor(const SafetensorsCheckpoint& c, const std::string& name, const std::vector<int64_t>& shape) {
-  const auto dims = [](const std::vector<int64_t>& v) {
-    std::string out = "[";
-    for (size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
-    return out + "]";
-  };
   const SafetensorsTensor* t = c.find(name);
   if (!t) fail("missing tensor '{}'", name);
-  if (t->shape != shape) fail("tensor '{}' has shape {}, expected {}", name, dims(t->shape), dims(shape));
+  if (t->shape != shape) fail("tensor '{}' has shape {}, expected {}", name, shape_text(t->shape), shape_text(shape));
   if (t->type != DType::F32 && t->type != DType::F16 && t->type != DType::BF16)
     fail("tensor '{}' has dtype {}; ridge computes with F32, F16 and BF16", name, t->dtype);
   return *t;

@@ -32,6 +32,9 @@ class SafetensorsCheckpoint {
   std::map<std::string, const SafetensorsTensor*, std::less<>> tensors_;
 };
 
+// "[2, 3]", for errors.
+std::string shape_text(const std::vector<int64_t>& shape);
+
 // The tensor `name` with exactly `shape`, in a type ridge computes with (F32, F16, BF16); Error
 // naming it when it is missing, of another shape or another type.
 const SafetensorsTensor& checked_tensor(const SafetensorsCheckpoint& c, const std::string& name, const std::vector<int64_t>& shape);
