@@ -1,6 +1,7 @@
 #include "hub/blob_download.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,6 +70,30 @@ class PartialFile {
   int error_ = 0;
 };
 
+// An exclusive flock on the blob's lock file, for as long as it lives.
+class BlobLock {
+ public:
+  BlobLock(const std::string& path, const std::string& display) {
+    if (path.empty()) return;
+    std::error_code ec;
+    fs::create_directories(fs::path(path).parent_path(), ec);
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("cannot open the lock file {}: {}", path, std::strerror(errno));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+    log_info("{}: another process is downloading it; waiting for {}", display, path);
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) fail("cannot lock {}: {}", path, std::strerror(errno));
+  }
+  ~BlobLock() {
+    if (fd_ >= 0) ::close(fd_);  // closing releases the flock
+  }
+  BlobLock(const BlobLock&) = delete;
+  BlobLock& operator=(const BlobLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 [[noreturn]] void fail_write(const BlobDownload& d, const std::string& path, int error) {
   if (error == ENOSPC || error == EDQUOT || error == EFBIG)
     fail("{}: disk full while writing {} ({}); free some space and run again to resume", d.display, path,
@@ -101,6 +126,8 @@ void download_blob(const HubHttp& http, const BlobDownload& d) {
   if (fs::exists(d.blob_path, ec)) return;
   fs::create_directories(fs::path(d.blob_path).parent_path(), ec);
   if (ec) fail("cannot create {}: {}", fs::path(d.blob_path).parent_path().string(), ec.message());
+  const BlobLock lock(d.lock_path, d.display);
+  if (fs::exists(d.blob_path, ec)) return;  // the other process finished it
   const std::string partial = d.blob_path + ".incomplete";
   std::optional<bench::ProgressBar> bar;
   for (int resumes = 0;; ++resumes) {

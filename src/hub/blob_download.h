@@ -3,7 +3,8 @@
 // request after an interruption, in this run or a later one), the digest the Hub gave is checked
 // (SHA-256 for LFS files, the git blob id for the others), and only then is the file renamed to its
 // final name. A wrong digest deletes the partial file; a full disk stops with a clear error. Either
-// way nothing is ever left under the final name.
+// way nothing is ever left under the final name. The blob's lock file is held (flock, as huggingface_hub's
+// filelock takes it) while downloading, so two processes never write one .incomplete file together.
 #include <cstdint>
 #include <string>
 
@@ -14,6 +15,7 @@ namespace ridge::hub {
 struct BlobDownload {
   std::string url;        // the file's resolve URL
   std::string blob_path;  // blobs/<etag>
+  std::string lock_path;  // .locks/models--ORG--REPO/<etag>.lock; "" = no lock
   std::string display;    // "ORG/REPO/file", for messages and the progress bar
   int64_t size = -1;      // expected bytes, -1 if unknown
   std::string sha256;     // an LFS file's digest, or ""

@@ -28,7 +28,7 @@ std::string relative_blob_link(const std::string& file, const std::string& etag)
 }
 
 RepoCache::RepoCache(const std::string& cache_dir, const std::string& repo_id)
-    : folder_(cache_dir + "/" + repo_folder_name(repo_id)) {
+    : folder_(cache_dir + "/" + repo_folder_name(repo_id)), locks_(cache_dir + "/.locks/" + repo_folder_name(repo_id)) {
   if (!is_valid_repo_id(repo_id)) fail("'{}' is not a valid Hub repository id", repo_id);
 }
 

@@ -4,6 +4,7 @@
 //   <cache>/models--ORG--REPO/blobs/<etag>.incomplete       a download in progress
 //   <cache>/models--ORG--REPO/snapshots/<commit>/<path>     a relative symlink to its blob
 //   <cache>/models--ORG--REPO/refs/<revision>               the commit a branch or tag was at (no newline)
+//   <cache>/.locks/models--ORG--REPO/<etag>.lock            flock'd while one process downloads the blob
 // Callers pass validated ids and paths (hub/repo_ref.h); every path here stays under the repo folder.
 #include <string>
 #include <vector>
@@ -17,6 +18,7 @@ class RepoCache {
   const std::string& folder() const { return folder_; }
   std::string blob_path(const std::string& etag) const;
   std::string incomplete_path(const std::string& etag) const { return blob_path(etag) + ".incomplete"; }
+  std::string lock_path(const std::string& etag) const { return locks_ + "/" + etag + ".lock"; }
   std::string snapshot_dir(const std::string& commit) const;
   std::string snapshot_path(const std::string& commit, const std::string& file) const;
 
@@ -33,6 +35,7 @@ class RepoCache {
 
  private:
   std::string folder_;
+  std::string locks_;
 };
 
 // "ORG/REPO" -> "models--ORG--REPO".

@@ -77,7 +77,9 @@ RepoInfo fetch_repo_info(const HubHttp& http, const std::string& endpoint, const
       endpoint + "/api/models/" + repo_id + "/revision/" + url_encode(revision, false) + "?blobs=true";
   const HttpReply reply = http.get(url);
   const std::string what = "repository " + repo_id + " at revision " + revision;
-  if (!reply.transport_error.empty()) fail("{}: cannot reach {}: {}", what, endpoint, reply.transport_error);
+  if (!reply.transport_error.empty())
+    throw HubUnreachable(what + ": cannot reach " + endpoint + " (" + reply.transport_error +
+                         "); set HF_ENDPOINT if the Hub is elsewhere, or HF_HUB_OFFLINE=1 to use the cache only");
   if (reply.status != 200) fail_http_status(reply, what);
   return parse_repo_info(reply.body, repo_id);
 }

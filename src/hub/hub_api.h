@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "hub/hub_http.h"
 
 namespace ridge::hub {
@@ -25,6 +26,12 @@ struct RepoInfo {
   std::vector<RepoFile> files;
   std::vector<std::string> paths() const;
   const RepoFile* find(const std::string& path) const;
+};
+
+// The Hub could not be reached at all (as opposed to an HTTP error): a cached snapshot may still serve.
+class HubUnreachable : public Error {
+ public:
+  using Error::Error;
 };
 
 RepoInfo fetch_repo_info(const HubHttp& http, const std::string& endpoint, const std::string& repo_id,

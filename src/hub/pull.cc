@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "hub/blob_download.h"
 #include "hub/cache_layout.h"
 #include "hub/file_choice.h"
@@ -68,6 +69,7 @@ void fetch(const HubHttp& http, const HubConfig& config, const RepoRef& ref, con
     BlobDownload d;
     d.url = resolve_url(config.endpoint, ref.repo_id, info.commit, path);
     d.blob_path = cache.blob_path(f->etag());
+    d.lock_path = cache.lock_path(f->etag());
     d.display = ref.repo_id + "/" + path;
     d.size = f->size;
     d.sha256 = f->sha256;
@@ -84,7 +86,19 @@ PulledModel pull_model(const RepoRef& ref, const HubConfig& config) {
   const RepoCache cache(config.cache_dir, ref.repo_id);
   if (config.offline) return pull_offline(ref, config, cache);
   const HubHttp http(config.token);
-  const RepoInfo info = fetch_repo_info(http, config.endpoint, ref.repo_id, ref.revision);
+  RepoInfo info;
+  try {
+    info = fetch_repo_info(http, config.endpoint, ref.repo_id, ref.revision);
+  } catch (const HubUnreachable& e) {  // as huggingface_hub does: a complete cached snapshot still serves
+    PulledModel cached;
+    try {
+      cached = pull_offline(ref, config, cache);
+    } catch (const Error&) {
+      throw e;
+    }
+    log_warning("{}; using the cached snapshot {}", e.what(), cached.commit);
+    return cached;
+  }
   cache.write_ref(ref.revision, info.commit);
   const std::vector<std::string> repo_files = info.paths();
   const FilePlan plan = choose_files(repo_files, ref);

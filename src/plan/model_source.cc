@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "hub/repo_ref.h"
 #include "model/gguf/gguf_file.h"
 #include "model/load_gguf.h"
 #include "model/model_store.h"
@@ -70,6 +71,7 @@ PlanModel resolve_plan_model(const std::string& arg) {
   }
   namespace fs = std::filesystem;
   if (arg == "default" || arg.empty()) return from_gguf(resolve_model_path(arg));
+  if (hub::is_hub_uri(arg)) return resolve_plan_model(resolve_model_path(arg));  // hf://: a GGUF file or a snapshot folder
   if (fs::is_directory(arg)) {
     const fs::path config = fs::path(arg) / "config.json";
     if (!fs::exists(config)) fail("'{}' is a directory without a config.json", arg);

@@ -4,6 +4,7 @@ llama.cpp), a sentence-transformers safetensors repository, a private repository
 cache layout that huggingface_hub itself reads and writes (its hf_hub_download, 0.36, against the same server
 and cache), resume with a Range request after a cut connection, a corrupted byte, 401 / 404 / offline, hostile
 names, and the pulled models running in ridge."""
+import json
 import os
 import pathlib
 import subprocess
@@ -16,6 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from fake_hub import FakeHub, HubFile  # noqa: E402
 from fetch_model import models_dir, sha256_of as sha256  # noqa: E402
 from gguf_split import split_gguf  # noqa: E402
+from serve_fixture import running_server  # noqa: E402
 
 MODELS = pathlib.Path(models_dir())
 SMOL = MODELS / "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -62,7 +64,7 @@ def home(tmp_path_factory):
 
 def hub_env(hub, hf_home, **extra):
     env = {k: v for k, v in os.environ.items() if k not in HF_VARS}
-    env.update(HF_ENDPOINT=hub.url, HF_HOME=str(hf_home), HF_HUB_DISABLE_TELEMETRY="1", **extra)
+    env.update({"HF_ENDPOINT": hub.url, "HF_HOME": str(hf_home), "HF_HUB_DISABLE_TELEMETRY": "1", **extra})
     return env
 
 
@@ -135,6 +137,26 @@ def test_run_a_pulled_model_by_its_hub_name(ridge_bin, hub, home):
     local = ridge(ridge_bin, hub, home, "run", "-m", str(SMOL), *args)
     assert pulled.returncode == 0 and local.returncode == 0, pulled.stderr + local.stderr
     assert pulled.stdout == local.stdout and "Paris" in pulled.stdout
+    planned = ridge(ridge_bin, hub, home, "plan", f"hf://{GGUF_REPO}:Q4_1", "--json")  # the planner names models too
+    assert planned.returncode == 0, planned.stderr
+    local = json.loads(ridge(ridge_bin, hub, home, "plan", str(SMOL), "--json").stdout)
+    assert json.loads(planned.stdout)["decode"] == local["decode"]
+
+
+def test_serve_models_named_by_the_hub(ridge_bin, hub, home):
+    """-m hf://... is served under the repository's name; -m NAME=hf://... under NAME."""
+    models = [f"hf://{GGUF_REPO}:Q4_1", f"coder=hf://{GGUF_REPO}:Q8_0"]
+    with running_server(ridge_bin, models, "--kv-memory", "64MiB", ctx_size=512, env=hub_env(hub, home),
+                        startup_timeout=120) as server:
+        status, body = server.request("GET", "/v1/models")
+        assert status == 200, body
+        names = sorted(m["id"] for m in json.loads(body)["data"])
+        assert names == ["SmolLM2-135M-Instruct-GGUF", "coder"], names
+        for name in names:
+            status, body = server.request("POST", "/v1/completions", {"model": name, "prompt": "The capital of France is",
+                                                                       "max_tokens": 3, "temperature": 0})
+            assert status == 200, body
+            assert json.loads(body)["choices"][0]["text"].strip()
 
 
 @pytest.mark.skipif(not MINILM.is_dir(), reason="all-MiniLM-L6-v2 not fetched (python3 tools/fetch_model.py minilm)")
@@ -214,6 +236,11 @@ def test_offline_uses_the_cache_only(ridge_bin, hub, home, tmp_path):
     r = pull(ridge_bin, hub, home, f"{GGUF_REPO}:Q5_K_M", HF_HUB_OFFLINE="1")  # not cached
     assert r.returncode == 1 and "HF_HUB_OFFLINE" in r.stderr, r.stderr
     assert len(hub.requests()) == before  # no request at all
+    # A Hub that cannot be reached: the cached snapshot serves, with a warning; nothing cached is an error.
+    r = pull(ridge_bin, hub, home, f"{GGUF_REPO}:Q4_1", HF_ENDPOINT="http://127.0.0.1:1")
+    assert r.returncode == 0 and r.stdout == online.stdout and "using the cached snapshot" in r.stderr, r.stderr
+    r = pull(ridge_bin, hub, tmp_path, f"{GGUF_REPO}:Q4_1", HF_ENDPOINT="http://127.0.0.1:1")
+    assert r.returncode == 1 and "cannot reach http://127.0.0.1:1" in r.stderr, r.stderr
 
 
 def test_huggingface_hub_and_ridge_share_the_cache(ridge_bin, hub, home, tmp_path):

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -201,6 +203,28 @@ TEST_F(BlobDownloadTest, HttpErrorsSayWhatToDo) {
   expect_error(job(server.url("/private")), "gated or private: pass a token with HF_TOKEN=");
   expect_error(job(server.url("/missing")), "file not found (HTTP 404)");
   expect_error(job("http://127.0.0.1:1/file"), "download failed");  // nothing listens there
+}
+
+TEST_F(BlobDownloadTest, WaitsForAnotherProcessHoldingTheBlobsLock) {
+  FileServer server(content_);
+  hub::BlobDownload d = job(server.url("/file"));
+  d.lock_path = (dir_ / "locks" / (sha_ + ".lock")).string();
+  fs::create_directories(dir_ / "locks");
+  fs::create_directories(fs::path(d.blob_path).parent_path());
+  const int fd = ::open(d.lock_path.c_str(), O_RDWR | O_CREAT, 0644);  // huggingface_hub's filelock, as it were
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  std::atomic<bool> done{false};
+  std::thread downloader([&] {
+    hub::download_blob(hub::HubHttp(""), d);
+    done = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(done);
+  std::ofstream(d.blob_path, std::ios::binary) << content_;  // the other process finished the blob
+  ::close(fd);
+  downloader.join();
+  EXPECT_TRUE(done);
+  EXPECT_TRUE(server.ranges().empty());  // nothing downloaded twice
 }
 
 TEST_F(BlobDownloadTest, AFullDiskStopsWithNothingUnderTheFinalName) {
