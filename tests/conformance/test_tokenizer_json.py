@@ -159,6 +159,8 @@ VARIANTS = {
         "pre_tokenizer": None, "decoder": {"type": "Sequence", "decoders": [
             {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "}, {"type": "ByteFallback"},
             {"type": "Fuse"}, {"type": "Strip", "content": " ", "start": 1, "stop": 0}]}}),
+    # The Whitespace pre-tokenizer on text as it is (its \\w leaves out ² and ½, takes U+200D).
+    "minilm-whitespace": ("minilm", {"normalizer": {"type": "Lowercase"}, "pre_tokenizer": {"type": "Whitespace"}}),
     # An encoder with the other text normalizers and pre-tokenizers.
     "minilm-nfkc": ("minilm", {"normalizer": {"type": "Sequence", "normalizers": [
         {"type": "NFKC"}, {"type": "Lowercase"}, {"type": "NFKD"}, {"type": "StripAccents"},

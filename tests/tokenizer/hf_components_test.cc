@@ -82,7 +82,8 @@ TEST(HfPreTokenizer, Metaspace) {
 
 TEST(HfPreTokenizer, CharacterClasses) {
   EXPECT_EQ(words({{"type", "Whitespace"}}, "Hey, you!  ok_1"), (Strings{"Hey", ",", "you", "!", "ok_1"}));
-  // \w takes the zero-width joiners, not the zero-width space.
+  // \w takes the zero-width joiners, not the zero-width space, and no "other number" (², ½).
+  EXPECT_EQ(words({{"type", "Whitespace"}}, "x\u00b2\u00bd 2\u2167"), (Strings{"x", "\u00b2\u00bd", "2\u2167"}));
   EXPECT_EQ(words({{"type", "Whitespace"}}, "zero\u200dwidth a\u200bb \U0001F468\u200d\U0001F469"),
             (Strings{"zero\u200dwidth", "a", "\u200b", "b", "\U0001F468", "\u200d", "\U0001F469"}));
   EXPECT_EQ(words({{"type", "WhitespaceSplit"}}, " a\tb\u3000c "), (Strings{"a", "b", "c"}));

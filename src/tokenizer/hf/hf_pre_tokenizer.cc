@@ -2,6 +2,7 @@
 // does: the pattern's matches and the stretches between them, kept, dropped or glued by behavior.
 #include "tokenizer/byte_encoding.h"
 #include "tokenizer/hf/hf_pipeline.h"
+#include "tokenizer/hf/unicode_compose.h"
 #include "tokenizer/unicode_data.h"
 #include "tokenizer/unicode_normalize.h"
 #include "tokenizer/utf8.h"
@@ -45,12 +46,13 @@ std::vector<Segment> char_matches(std::string_view text, Predicate is_match) {
   return out;
 }
 
-// Rust regex's \w: letters, marks, numbers, connector punctuation and the joiners U+200C / U+200D.
+// Rust regex's \w: letters, marks, decimal and letter numbers, connector punctuation, U+200C / U+200D.
 bool is_word_char(uint32_t cpt) {
   if (cpt == '_' || cpt == 0x200C || cpt == 0x200D || cpt == 0x203F || cpt == 0x2040 || cpt == 0x2054 ||
       cpt == 0xFE33 || cpt == 0xFE34 || (cpt >= 0xFE4D && cpt <= 0xFE4F) || cpt == 0xFF3F)
     return true;
-  return unicode::codepoint_flags(cpt) & (unicode::kLetter | unicode::kMark | unicode::kNumber);
+  const uint16_t flags = unicode::codepoint_flags(cpt);
+  return (flags & (unicode::kLetter | unicode::kMark)) || ((flags & unicode::kNumber) && !unicode::is_other_number(cpt));
 }
 
 // \w+|[^\w\s]+ : runs of word characters and runs of other non-space characters.

@@ -48,6 +48,12 @@ void to_nfkd(std::vector<uint32_t>& cpts) {
   cpts = std::move(out);
 }
 
+bool is_other_number(uint32_t cpt) {
+  const auto* end = kOtherNumberRanges + kOtherNumberRangesCount;
+  const auto* it = std::upper_bound(kOtherNumberRanges, end, cpt, [](uint32_t c, const uint32_t (&r)[2]) { return c < r[0]; });
+  return it != kOtherNumberRanges && cpt <= (it - 1)[0][1];
+}
+
 void compose(std::vector<uint32_t>& cpts) {
   if (cpts.empty()) return;
   size_t starter = SIZE_MAX;  // index in the output of the last starter

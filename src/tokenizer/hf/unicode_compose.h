@@ -13,6 +13,9 @@ void to_nfkd(std::vector<uint32_t>& cpts);
 // Canonical composition of decomposed, reordered text (the second half of NFC / NFKC).
 void compose(std::vector<uint32_t>& cpts);
 
+// General category No (², ½, ①, ...): numbers that Rust regex's \w does not include.
+bool is_other_number(uint32_t cpt);
+
 namespace tables {
 struct ComposePair {
   uint32_t first, second, composite;
@@ -27,6 +30,8 @@ extern const size_t kComposePairsCount;
 extern const CompatDecomposition kCompatDecompositions[];
 extern const size_t kCompatDecompositionsCount;
 extern const uint32_t kCompatData[];
+extern const uint32_t kOtherNumberRanges[][2];
+extern const size_t kOtherNumberRangesCount;
 }  // namespace tables
 
 }  // namespace ridge::unicode
