@@ -15,6 +15,7 @@ import hashlib
 import http.server
 import json
 import os
+import ssl
 import threading
 import urllib.parse
 
@@ -72,23 +73,25 @@ class Repo:
 
 
 class FakeHub:
-    def __init__(self):
+    def __init__(self, tls=None):
+        """`tls`: (certificate file, key file) to serve HTTPS on both servers."""
+        self.scheme = "https" if tls else "http"
         self.repos = {}
         self.blobs = {}  # sha256 -> HubFile
         self.log = []
         self.cut_once = {}  # sha256 -> bytes sent before the connection drops (once)
         self.corrupt = set()  # sha256 of blobs served with one wrong byte
         self.lock = threading.Lock()
-        self.hub = self._server("hub")
-        self.storage = self._server("storage")
+        self.hub = self._server("hub", tls)
+        self.storage = self._server("storage", tls)
 
     @property
     def url(self):
-        return f"http://127.0.0.1:{self.hub.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.hub.server_address[1]}"
 
     @property
     def storage_url(self):
-        return f"http://127.0.0.1:{self.storage.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.storage.server_address[1]}"
 
     def add_repo(self, repo_id, files, token=None):
         repo = Repo(repo_id, files, token)
@@ -113,7 +116,7 @@ class FakeHub:
             s.shutdown()
             s.server_close()
 
-    def _server(self, name):
+    def _server(self, name, tls):
         hub = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -231,4 +234,8 @@ class FakeHub:
 
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         server.daemon_threads = True
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(*tls)
+            server.socket = context.wrap_socket(server.socket, server_side=True)
         return server

@@ -274,3 +274,22 @@ def test_hostile_names_are_refused_before_anything_is_written(ridge_bin, hub, tm
     r = ridge(ridge_bin, hub, tmp_path, "run", "-m", "hf://ridge-test/..", "-p", "x", "-n", "1")
     assert r.returncode == 1 and "not a valid Hub repository id" in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == [] and len(hub.requests()) == before
+
+
+def test_https_with_the_systems_certificate_check(ridge_bin, tmp_path):
+    """The Hub is HTTPS: ridge checks the server's certificate against the trusted CAs (OpenSSL's default
+    paths, which SSL_CERT_FILE overrides), and refuses a server it cannot verify."""
+    test_tls = pytest.importorskip("test_tls")
+    certs = test_tls.make_certificates(tmp_path)
+    tls_hub = FakeHub(tls=(str(certs["cert"]), str(certs["key"])))
+    tls_hub.add_repo(VOCAB_REPO, {"DeepSeek-R1-Vocab-Q8_0.gguf": HubFile(str(VOCAB))})
+    tls_hub.start()
+    try:
+        r = pull(ridge_bin, tls_hub, tmp_path / "untrusted", VOCAB_REPO, SSL_CERT_FILE=str(certs["other_key"]))
+        assert r.returncode == 1 and "cannot reach https://127.0.0.1" in r.stderr, r.stderr
+        r = pull(ridge_bin, tls_hub, tmp_path / "trusted", VOCAB_REPO, SSL_CERT_FILE=str(certs["ca"]))
+        assert r.returncode == 0, r.stderr
+        assert sha256(r.stdout.strip()) == sha256(VOCAB)
+        assert [g["server"] for g in tls_hub.requests(method="GET")] == ["hub", "hub", "storage"]
+    finally:
+        tls_hub.stop()
