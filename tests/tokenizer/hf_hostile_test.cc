@@ -76,6 +76,8 @@ TEST(HfHostile, UnsupportedComponentsAreNamed) {
 TEST(HfHostile, IdsOutOfRange) {
   EXPECT_NE(load_error(with("/model/vocab/b", -1)).find("out of range"), std::string::npos);
   EXPECT_NE(load_error(with("/model/vocab/b", 4000000000LL)).find("out of range"), std::string::npos);
+  // A gap far past the vocabulary's size would make a tiny file allocate gigabytes.
+  EXPECT_NE(load_error(with("/model/vocab/b", 10000000)).find("out of range"), std::string::npos);
   EXPECT_NE(load_error(with("/added_tokens", {{{"id", 1LL << 40}, {"content", "<x>"}}})).find("out of range"),
             std::string::npos);
   const json post = {{"type", "BertProcessing"}, {"cls", {"[CLS]", 7}}, {"sep", {"[SEP]", 1}}};

@@ -10,11 +10,12 @@ namespace ridge::hf {
 
 namespace {
 
-constexpr int64_t kMaxTokenId = 1 << 24;  // far above any real vocabulary; bounds what a file can make us allocate
+// Ids may leave gaps, but only so many: what a file makes us allocate stays in proportion to its size.
+int64_t id_bound(size_t entries, size_t already) { return int64_t(already + 2 * entries + 1024); }
 constexpr int kMaxDepth = 64;             // tokenizer.json nests a few levels; a deeper file is hostile
 
-void set_token(Model& m, int64_t id, const std::string& text) {
-  if (id < 0 || id >= kMaxTokenId) fail("model.vocab: '{}' has id {}, out of range", text.substr(0, 40), id);
+void set_token(Model& m, int64_t id, const std::string& text, int64_t bound) {
+  if (id < 0 || id >= bound) fail("model.vocab: '{}' has id {}, out of range", text.substr(0, 40), id);
   if (size_t(id) >= m.token_of.size()) m.token_of.resize(id + 1);
   m.token_of[id] = text;
   m.id_of[text] = static_cast<int32_t>(id);  // a repeated string keeps its last id, as tokenizers
@@ -23,7 +24,8 @@ void set_token(Model& m, int64_t id, const std::string& text) {
 
 void load_vocab_object(const json& vocab, Model& m) {
   if (!vocab.is_object()) fail("model.vocab is not an object of token -> id");
-  for (const auto& [text, id] : vocab.items()) set_token(m, id.get<int64_t>(), text);
+  const int64_t bound = id_bound(vocab.size(), 0);
+  for (const auto& [text, id] : vocab.items()) set_token(m, id.get<int64_t>(), text, bound);
 }
 
 int32_t token_named(const Model& m, const json& j, const char* key) {
@@ -74,7 +76,7 @@ void load_unigram(const json& j, Model& m) {
   for (size_t id = 0; id < vocab.size(); ++id) {
     const json& entry = vocab[id];
     if (!entry.is_array() || entry.size() != 2) fail("model.vocab[{}] is not [piece, score]", id);
-    set_token(m, int64_t(id), entry[0].get<std::string>());
+    set_token(m, int64_t(id), entry[0].get<std::string>(), int64_t(vocab.size()));
     m.score.push_back(entry[1].get<double>());
     m.min_score = std::min(m.min_score, m.score.back());
   }
@@ -98,13 +100,14 @@ std::string model_type(const json& j) {
 void load_added_tokens(const json& added, Pipeline& p) {
   if (added.is_null()) return;
   if (!added.is_array()) fail("added_tokens is not a list");
+  const int64_t bound = id_bound(added.size(), p.model.token_of.size());
   for (const json& a : added) {
     const std::string content = a.at("content").get<std::string>();
     const bool special = a.value("special", false);
     // A content the model knows keeps the model's id, whatever the entry says (as tokenizers does).
     int64_t id = p.model.find(content);
     if (id < 0) id = a.at("id").get<int64_t>();
-    if (id < 0 || id >= kMaxTokenId) fail("added token '{}' has id {}, out of range", content.substr(0, 40), id);
+    if (id < 0 || id >= bound) fail("added token '{}' has id {}, out of range", content.substr(0, 40), id);
     if (size_t(id) >= p.added_content.size()) p.added_content.resize(id + 1);
     p.added_content[id] = content;
     const AddedToken token{content, static_cast<int32_t>(id), special, a.value("normalized", !special),
