@@ -141,12 +141,16 @@ void download_blob(const HubHttp& http, const BlobDownload& d) {
     if (bar && offset > 0) bar->advance(offset, "resuming");
     if (d.size >= 0 && offset == d.size) break;
     int64_t received = 0;
-    bool restarted = offset == 0;
+    bool restarted = offset == 0, too_long = false;
     const HttpReply reply = http.stream(d.url, offset, [&](int status, const char* data, size_t size) {
       if (status == 200 && !restarted) {  // the server ignored the Range: it sends the file from its start
         restarted = true;
         if (!out.restart()) return false;
         if (bar) bar->advance(-offset);
+      }
+      if (d.size >= 0 && (restarted ? 0 : offset) + received + int64_t(size) > d.size) {
+        too_long = true;  // a server that sends more than the Hub said: stop before it fills the disk
+        return false;
       }
       if (!out.write(data, size)) return false;
       received += int64_t(size);
@@ -155,6 +159,10 @@ void download_blob(const HubHttp& http, const BlobDownload& d) {
     });
     out.close();
     if (out.error() != 0) fail_write(d, partial, out.error());
+    if (too_long) {
+      fs::remove(partial, ec);
+      fail("{}: the server sent more than the {} bytes the Hub lists; the download was deleted", d.display, d.size);
+    }
     if (!reply.transport_error.empty()) {
       if (received > 0 && resumes < kMaxResumes) {
         log_warning("{}: the connection broke after {} bytes ({}); resuming", d.display, offset + received,

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <system_error>
 
+#include <unistd.h>
+
 #include "core/error.h"
 #include "hub/repo_ref.h"
 
@@ -71,8 +73,11 @@ void RepoCache::link_snapshot(const std::string& commit, const std::string& file
   std::error_code ec;
   fs::create_directories(link.parent_path(), ec);
   if (ec) fail("cannot create {}: {}", link.parent_path().string(), ec.message());
-  fs::remove(link, ec);
-  fs::create_symlink(relative_blob_link(file, etag), link, ec);
+  // Made beside it and renamed over it, so that a process pulling the same file never sees it missing.
+  const fs::path tmp = link.string() + ".tmp" + std::to_string(::getpid());
+  fs::remove(tmp, ec);
+  fs::create_symlink(relative_blob_link(file, etag), tmp, ec);
+  if (!ec) fs::rename(tmp, link, ec);
   if (ec) fail("cannot link {}: {}", link.string(), ec.message());
 }
 

@@ -171,6 +171,8 @@ def test_pull_a_safetensors_repository_and_embed_with_it(ridge_bin, hub, home):
                    "tokenizer_config.json", "vocab.txt"]
     for f in got:
         assert sha256(snapshot / f) == sha256(MINILM / f)
+    offline = pull(ridge_bin, hub, home, f"hf://{ST_REPO}", HF_HUB_OFFLINE="1")  # index and modules read from the cache
+    assert offline.returncode == 0 and offline.stdout == r.stdout, offline.stderr
     pulled = ridge(ridge_bin, hub, home, "embed", "-m", f"hf://{ST_REPO}", "-p", "a pulled encoder")
     local = ridge(ridge_bin, hub, home, "embed", "-m", str(MINILM), "-p", "a pulled encoder")
     assert pulled.returncode == 0 and local.returncode == 0, pulled.stderr + local.stderr

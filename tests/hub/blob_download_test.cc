@@ -188,6 +188,15 @@ TEST_F(BlobDownloadTest, AWrongByteIsCaughtAndNothingKept) {
   EXPECT_EQ(read_all(git.blob_path), content_);
 }
 
+TEST_F(BlobDownloadTest, AServerSendingTooMuchIsCutOff) {
+  FileServer server(content_);
+  hub::BlobDownload d = job(server.url("/file"));
+  d.size -= 100;
+  expect_error(d, "sent more than");
+  EXPECT_FALSE(fs::exists(d.blob_path));
+  EXPECT_FALSE(fs::exists(d.blob_path + ".incomplete"));
+}
+
 TEST_F(BlobDownloadTest, RedirectsKeepTheTokenAtHome) {
   FileServer hub_server(content_), storage(content_);
   hub_server.redirect_to(storage.url("/file"));
