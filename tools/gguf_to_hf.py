@@ -276,6 +276,42 @@ def save(tensors, out, dtype, max_shard):
         json.dumps({"metadata": {"total_size": total}, "weight_map": weight_map}, indent=2))
 
 
+def fix_special_tokens(g, out):
+    """The GGUF's own BOS / EOS and add_bos, where transformers' GGUF conversion guesses otherwise
+    (it names SmolLM2's <|im_start|> as both and adds it to every text)."""
+    tokens = g.get("tokenizer.ggml.tokens") or []
+    bos, eos = g.get("tokenizer.ggml.bos_token_id"), g.get("tokenizer.ggml.eos_token_id")
+    add_bos = g.get("tokenizer.ggml.add_bos_token")
+    config_path, tokenizer_path = out / "tokenizer_config.json", out / "tokenizer.json"
+    config = json.loads(config_path.read_text()) if config_path.exists() else {}
+    if bos is not None and bos < len(tokens):
+        config["bos_token"] = tokens[bos]
+    if eos is not None and eos < len(tokens):
+        config["eos_token"] = tokens[eos]
+    if add_bos is not None:
+        config["add_bos_token"] = bool(add_bos)
+    tokenizer = json.loads(tokenizer_path.read_text())
+    post = tokenizer.get("post_processor") or {}
+    if post.get("type") == "TemplateProcessing" and add_bos is not None:
+        # The template adds BOS alone: as the GGUF says, with its BOS, or not at all.
+        def keep(items):
+            return [i for i in items if "Sequence" in i or add_bos]
+        post["single"], post["pair"] = keep(post["single"]), keep(post["pair"])
+        if add_bos and bos is not None:
+            for item in post["single"] + post["pair"]:
+                if "SpecialToken" in item:
+                    item["SpecialToken"]["id"] = tokens[bos]
+            post["special_tokens"] = {tokens[bos]: {"id": tokens[bos], "ids": [bos], "tokens": [tokens[bos]]}}
+        else:
+            post["special_tokens"] = {}
+        tokenizer_path.write_text(json.dumps(tokenizer, ensure_ascii=False))
+    if eos is not None:
+        ends = [eos] + [t for t in [g.get("tokenizer.ggml.eot_token_id")] if t is not None and t != eos]
+        (out / "generation_config.json").write_text(json.dumps(
+            {"bos_token_id": bos, "eos_token_id": ends if len(ends) > 1 else eos}, indent=2))
+    return config
+
+
 def write_tokenizer(gguf_path, g, out):
     try:
         from gguf_tokenizer_to_hf import write_hf_tokenizer
@@ -286,12 +322,11 @@ def write_tokenizer(gguf_path, g, out):
         def write_hf_tokenizer(_, out_dir):
             AutoTokenizer.from_pretrained(str(path.parent), gguf_file=path.name).save_pretrained(str(out_dir))
     write_hf_tokenizer(gguf_path, out)
+    config = fix_special_tokens(g, out)
     template = g.get("tokenizer.chat_template")
-    config_path = out / "tokenizer_config.json"
-    config = json.loads(config_path.read_text()) if config_path.exists() else {}
     if template:
         config["chat_template"] = template
-    config_path.write_text(json.dumps(config, indent=2, ensure_ascii=False))
+    (out / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False))
 
 
 def convert(gguf_path, out_dir, dtype="f32", max_shard_size=None, tokenizer=True):

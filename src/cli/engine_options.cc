@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -15,13 +17,14 @@
 #include "model/model_identity.h"
 #include "model/kv_shape.h"
 #include "model/load_gguf.h"
+#include "model/model_loader.h"
 #include "model/model_store.h"
 
 namespace ridge::cli {
 
 void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   EngineConfig& c = o.config;
-  cmd->add_option("-m,--model", o.model, "GGUF file, or 'default' (SmolLM2-135M-Instruct Q4_1)")->capture_default_str();
+  cmd->add_option("-m,--model", o.model, "GGUF file, a Hugging Face checkpoint directory (config.json, safetensors, tokenizer.json), or 'default' (SmolLM2-135M-Instruct Q4_1)")->capture_default_str();
   cmd->add_option("-t,--threads", c.n_threads, "threads (default: all cores)");
   cmd->add_option("-c,--ctx-size", c.n_ctx, "max tokens of one sequence, prompt and output (default: the model's)");
   cmd->add_option("--kv-memory", o.kv_memory, "KV cache budget, e.g. 512MiB, 2GiB (default: room for every sequence at full length, at most 20% of RAM)");
@@ -181,21 +184,47 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o) {
   return m;
 }
 
+namespace {
+
+// The model's own template, else the override; with neither usable, completions still work and chat
+// falls back to the family's turn format (Gemma base models ship without a template), else ChatML.
+ChatTemplate model_chat_template(const std::optional<std::string>& jinja, const std::string& override_name,
+                                 const std::string& arch) {
+  ChatTemplate chat;
+  try {
+    chat = select_chat_template(jinja, override_name);
+  } catch (const Error&) {
+    if (!override_name.empty()) throw;
+    chat = select_chat_template(std::nullopt, arch.rfind("gemma", 0) == 0 ? "gemma" : "chatml");
+  }
+  if (chat.source.empty()) chat.source = jinja.value_or("");
+  return chat;
+}
+
+}  // namespace
+
+std::optional<std::string> hf_chat_template(const std::string& dir, const Tokenizer& tokenizer) {
+  if (!tokenizer.chat_template().empty()) return tokenizer.chat_template();
+  std::ifstream in(std::filesystem::path(dir) / "chat_template.jinja", std::ios::binary);
+  if (!in) return std::nullopt;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
 std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override,
                                                    const ShardRequest* shard) {
   const std::string path = resolve_model_path(model);
+  if (std::filesystem::is_directory(path)) {
+    // config.json + safetensors + tokenizer.json, as Hugging Face checkpoints come.
+    auto m = std::unique_ptr<LoadedModel>(new LoadedModel{nullptr, load_model(path, shard), Tokenizer::from_hf_dir(path), {}, {}});
+    const std::filesystem::path dir = std::filesystem::path(path).lexically_normal();
+    m->name = (dir.has_filename() ? dir : dir.parent_path()).filename().string();  // "DIR/" too
+    m->chat = model_chat_template(hf_chat_template(path, m->tokenizer), chat_template_override, m->model.spec.arch);
+    return m;
+  }
   auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   auto m = std::unique_ptr<LoadedModel>(new LoadedModel{file, load_gguf_model(file, shard), Tokenizer::from_gguf(*file), {}, {}});
   m->name = std::filesystem::path(path).stem().string();
-  try {
-    m->chat = select_chat_template(file->get_string("tokenizer.chat_template"), chat_template_override);
-  } catch (const Error&) {
-    if (!chat_template_override.empty()) throw;
-    // Completions still work; chat falls back to the family's turn format (Gemma base models ship
-    // without a template), else ChatML.
-    m->chat = select_chat_template(std::nullopt, m->model.spec.arch.rfind("gemma", 0) == 0 ? "gemma" : "chatml");
-  }
-  if (m->chat.source.empty()) m->chat.source = file->get_string("tokenizer.chat_template").value_or("");
+  m->chat = model_chat_template(file->get_string("tokenizer.chat_template"), chat_template_override, m->model.spec.arch);
   return m;
 }
 

@@ -46,11 +46,11 @@ int64_t parse_bytes(const std::string& text);           // "1.5GiB", "300MiB", "
 
 // A model ready for the engine. Kept behind a pointer: the engine holds references into it.
 struct LoadedModel {
-  std::shared_ptr<const gguf::GgufFile> file;
+  std::shared_ptr<const gguf::GgufFile> file;  // null for a Hugging Face checkpoint directory
   Model model;
   Tokenizer tokenizer;
   ChatTemplate chat;
-  std::string name;  // file name without .gguf
+  std::string name;  // file name without .gguf, or the checkpoint directory's name
   std::unique_ptr<LoadedModel> draft;  // --draft-model, when given
 };
 // The model, and the draft model the options name (checked to share its vocabulary).
@@ -58,6 +58,9 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const EngineCliOptions& o);
 // shard: only this rank's part of the weights (a model split across ranks).
 std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, const std::string& chat_template_override,
                                                    const ShardRequest* shard = nullptr);
+// A Hugging Face checkpoint directory's chat template: tokenizer_config.json's chat_template, else
+// the chat_template.jinja file newer checkpoints carry; nullopt when it has neither.
+std::optional<std::string> hf_chat_template(const std::string& dir, const Tokenizer& tokenizer);
 // engine_config with the draft model of `m` attached, and the KV event publisher (bound or
 // connected here) when the options ask for one.
 EngineConfig engine_config(const EngineCliOptions& o, const LoadedModel& m);

@@ -2,6 +2,7 @@
 // then report prompt/generated token counts and prefill/decode speed on stderr.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -9,6 +10,7 @@
 
 #include "backend/device.h"
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "cli/parallel_options.h"
 #include "dist/lockstep.h"
 #include "core/error.h"
@@ -20,6 +22,7 @@
 #include "grammar/grammar_spec.h"
 #include "model/gguf/gguf_file.h"
 #include "model/load_gguf.h"
+#include "model/model_loader.h"
 #include "model/model_store.h"
 #include "tokenizer/chat_template.h"
 
@@ -85,10 +88,10 @@ grammar::GrammarSpec grammar_spec(const RunOptions& o) {
   return spec;
 }
 
-std::string build_prompt_text(const RunOptions& o, const gguf::GgufFile& file) {
+std::string build_prompt_text(const RunOptions& o, const std::optional<std::string>& model_template) {
   std::string text = o.prompt_file.empty() ? o.prompt : read_file(o.prompt_file);
   if (!o.chat) return text;
-  const ChatTemplate tmpl = select_chat_template(file.get_string("tokenizer.chat_template"), o.chat_template);
+  const ChatTemplate tmpl = select_chat_template(model_template, o.chat_template);
   std::vector<ChatMessage> messages;
   if (!o.system.empty()) messages.push_back({"system", o.system, {}, {}});
   messages.push_back({"user", text, {}, {}});
@@ -174,20 +177,23 @@ void run(RunOptions& o) {
   // The mirror of the reference's arithmetic is a CPU pass.
   const Device device = *numerics == Numerics::Ggml ? Device::Cpu : resolve_device(parse_device_or_fail(o.device));
   const std::string path = resolve_model_path(o.model);
-  const auto file = std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
+  // A GGUF file, or a Hugging Face checkpoint directory (no file: its tokenizer is tokenizer.json).
+  const auto file = std::filesystem::is_directory(path) ? nullptr
+                                                        : std::make_shared<const gguf::GgufFile>(gguf::GgufFile::open(path));
   dist::Parallel* parallel = parallel_for(o.parallel);
   const auto shard = shard_request(parallel, o.parallel);
-  const Model model = load_gguf_model(file, shard.get());
+  const Model model = file ? load_gguf_model(file, shard.get()) : load_model(path, shard.get());
   if (!o.lora.empty()) {
     if (shard) fail("--lora: LoRA adapters are not supported on a model split across ranks yet");
     o.adapter = lora::load_adapter(o.lora, model.spec, {o.lora_scale, o.lora_dtype == "f16"});
   }
   if (parallel && !parallel->is_driver()) return dist::run_worker(model, default_threads(o.threads), *parallel);
-  const Tokenizer tokenizer = Tokenizer::from_gguf(*file);
+  const Tokenizer tokenizer = file ? Tokenizer::from_gguf(*file) : Tokenizer::from_hf_dir(path);
+  const auto model_template = file ? file->get_string("tokenizer.chat_template") : cli::hf_chat_template(path, tokenizer);
   const int64_t n_ctx = std::min(o.n_ctx, model.spec.n_ctx_train);
 
   o.request.prompt = o.prompt_tokens.empty()
-                         ? tokenizer.encode(build_prompt_text(o, *file), /*add_special=*/true, /*parse_special=*/true)
+                         ? tokenizer.encode(build_prompt_text(o, model_template), /*add_special=*/true, /*parse_special=*/true)
                          : o.prompt_tokens;
   if (o.show_logprobs && o.request.sampling.top_logprobs == 0) o.request.sampling.top_logprobs = 3;
   const double load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
@@ -245,7 +251,7 @@ void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto& r = o->request;
   auto& s = r.sampling;
-  cmd->add_option("-m,--model", o->model, "GGUF file, or 'default' (SmolLM2-135M-Instruct Q4_1)")->capture_default_str();
+  cmd->add_option("-m,--model", o->model, "GGUF file, a Hugging Face checkpoint directory, or 'default' (SmolLM2-135M-Instruct Q4_1)")->capture_default_str();
   cmd->add_option("-p,--prompt", o->prompt, "prompt text");
   cmd->add_option("-f,--file", o->prompt_file, "read the prompt from a file");
   cmd->add_flag("--chat", o->chat, "treat the prompt as a user message and apply the model's chat template");
