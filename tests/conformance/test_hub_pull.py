@@ -27,6 +27,7 @@ GGUF_REPO = "ridge-test/SmolLM2-135M-Instruct-GGUF"
 ST_REPO = "sentence-transformers/all-MiniLM-L6-v2"
 VOCAB_REPO = "ridge-test/DeepSeek-R1-Vocab-GGUF"
 PRIVATE_REPO = "ridge-test/Private-GGUF"
+EVIL_REPO = "ridge-test/Evil-GGUF"
 TOKEN = "hf_ridge_test_token"
 Q41 = "SmolLM2-135M-Instruct-Q4_1.gguf"
 Q80 = "SmolLM2-135M-Instruct-Q8_0.gguf"
@@ -51,6 +52,7 @@ def hub(tmp_path_factory):
         h.add_repo(ST_REPO, files)
     h.add_repo(VOCAB_REPO, {"DeepSeek-R1-Vocab-Q8_0.gguf": HubFile(str(VOCAB))})
     h.add_repo(PRIVATE_REPO, {"Private-Q8_0.gguf": HubFile(str(VOCAB))}, token=TOKEN)
+    h.add_repo(EVIL_REPO, {"../../../../evil-Q8_0.gguf": HubFile(data=b"GGUF")})  # a hostile Hub's file list
     h.shards = shards
     h.start()
     yield h
@@ -276,6 +278,9 @@ def test_hostile_names_are_refused_before_anything_is_written(ridge_bin, hub, tm
     r = ridge(ridge_bin, hub, tmp_path, "run", "-m", "hf://ridge-test/..", "-p", "x", "-n", "1")
     assert r.returncode == 1 and "not a valid Hub repository id" in r.stderr, r.stderr
     assert list(tmp_path.iterdir()) == [] and len(hub.requests()) == before
+    r = pull(ridge_bin, hub, tmp_path / "home", EVIL_REPO)  # a file list naming paths outside the repository
+    assert r.returncode == 1 and "not a safe relative path" in r.stderr, r.stderr
+    assert not list(tmp_path.rglob("evil*")) and not (tmp_path / "home" / "hub").exists()
 
 
 def test_https_with_the_systems_certificate_check(ridge_bin, tmp_path):
