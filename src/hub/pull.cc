@@ -48,14 +48,15 @@ PulledModel pull_offline(const RepoRef& ref, const HubConfig& config, const Repo
   const std::vector<std::string> have = cache.snapshot_files(commit);
   if (have.empty()) absent("no snapshot");
   FilePlan plan;
-  try {
+  std::vector<std::string> files;
+  try {  // the choice made among the cached files only
     plan = choose_files(have, ref);
+    files = plan.files;
+    if (plan.safetensors)
+      for (std::string& f : followups(cache, commit, have)) files.push_back(std::move(f));
   } catch (const Error& e) {
     fail("HF_HUB_OFFLINE is set and the cache does not hold what is asked: {}", e.what());
   }
-  std::vector<std::string> files = plan.files;
-  if (plan.safetensors)
-    for (std::string& f : followups(cache, commit, have)) files.push_back(std::move(f));
   for (const std::string& f : files)
     if (!cache.has_file(commit, f)) absent("'" + f + "'");
   return finished(cache, commit, plan, std::move(files));
