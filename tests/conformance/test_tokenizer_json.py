@@ -125,6 +125,21 @@ def test_ids_and_decode_match_tokenizers(ridge_bin, tmp_path, name):
 
 LLAMA3_REGEX = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|"
                 r"\s*[\r\n]+|\s+(?!\S)|\s+")
+QWEN2_REGEX = LLAMA3_REGEX.replace(r"\p{N}{1,3}", r"\p{N}")
+GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+# DeepSeek V3's pre-tokenizer: three Split regexes ridge has no hand-written splitter for.
+DEEPSEEK_V3_SPLITS = [r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
+                      r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|"
+                      r" ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
+BYTE_LEVEL_NO_REGEX = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+
+
+def _splits(*patterns):
+    return {"type": "Sequence", "pretokenizers": [
+        *({"type": "Split", "pattern": {"Regex": p}, "behavior": "Isolated", "invert": False} for p in patterns),
+        BYTE_LEVEL_NO_REGEX]}
+
+
 METASPACE = {"type": "Metaspace", "replacement": "\u2581", "prepend_scheme": "first", "split": False}
 # Variants of the real files above with the other components real tokenizer.json files use, each
 # (base, edits): the edits replace top-level keys, or set model fields ("model.x").
@@ -142,6 +157,11 @@ VARIANTS = {
             {"SpecialToken": {"id": "<|im_start|>", "type_id": 0}}, {"Sequence": {"id": "A", "type_id": 0}}],
             "pair": [], "special_tokens": {"<|im_start|>": {"id": "<|im_start|>", "ids": [151644],
                                                             "tokens": ["<|im_start|>"]}}}}),
+    # Patterns through ridge's regex engine rather than its hand-written splitters: DeepSeek V3's, and
+    # the Qwen2 / GPT-2 ones in a group (so they are not recognised), checked against Oniguruma.
+    "deepseek-v3": ("deepseek-r1-qwen", {"normalizer": None, "pre_tokenizer": _splits(*DEEPSEEK_V3_SPLITS)}),
+    "qwen-regex-engine": ("qwen2.5-coder", {"pre_tokenizer": _splits(f"(?:{QWEN2_REGEX})")}),
+    "gpt2-regex-engine": ("smollm2", {"pre_tokenizer": _splits(f"(?:{GPT2_REGEX})", r"[0-9]|\s{2,}?x")}),
     # RoBERTa's layout: ByteLevel with a prefix space, <s> ... </s>.
     "smollm2-roberta": ("smollm2", {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True,
                                                       "trim_offsets": True, "use_regex": True},

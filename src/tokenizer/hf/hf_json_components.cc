@@ -85,7 +85,8 @@ PreTokenizerStep split_step(const json& j) {
   } else if (pattern == kQwen2Regex) {
     step.pattern = SplitPattern::kQwen2;
   } else {
-    fail("pre_tokenizer Split: regex '{}' is not supported (ridge knows the GPT-2, Llama 3 and Qwen2 patterns)", pattern);
+    step.pattern = SplitPattern::kRegex;
+    step.regex = std::make_shared<const Regex>(Regex::compile(pattern));
   }
   return step;
 }

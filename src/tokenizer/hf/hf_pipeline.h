@@ -4,6 +4,7 @@
 // hf_*.cc run them exactly as tokenizers 0.22 does, so ids agree token for token.
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -11,6 +12,7 @@
 
 #include "tokenizer/added_tokens.h"
 #include "tokenizer/bert_normalizer.h"
+#include "tokenizer/hf/hf_regex.h"
 
 namespace ridge::hf {
 
@@ -36,12 +38,14 @@ enum class SplitPattern {
   kDigit,        // isolated \p{N} characters
   kWordsOrSymbols,  // \w+|[^\w\s]+ (the Whitespace pre-tokenizer)
   kChar,         // one literal character per match (CharDelimiterSplit)
+  kRegex,        // any other Split regex, through hf::Regex
 };
 
 struct PreTokenizerStep {
   enum Kind { kSplit, kByteLevel, kMetaspace } kind = kSplit;
   SplitPattern pattern = SplitPattern::kLiteral;
   std::string literal{};  // kLiteral / kChar
+  std::shared_ptr<const Regex> regex{};  // kRegex
   Behavior behavior = Behavior::kIsolated;
   bool invert = false;
   bool add_prefix_space = false, use_regex = true;  // kByteLevel

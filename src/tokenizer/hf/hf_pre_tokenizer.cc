@@ -2,7 +2,6 @@
 // does: the pattern's matches and the stretches between them, kept, dropped or glued by behavior.
 #include "tokenizer/byte_encoding.h"
 #include "tokenizer/hf/hf_pipeline.h"
-#include "tokenizer/hf/unicode_compose.h"
 #include "tokenizer/unicode_data.h"
 #include "tokenizer/unicode_normalize.h"
 #include "tokenizer/utf8.h"
@@ -46,15 +45,6 @@ std::vector<Segment> char_matches(std::string_view text, Predicate is_match) {
   return out;
 }
 
-// Rust regex's \w: letters, marks, decimal and letter numbers, connector punctuation, U+200C / U+200D.
-bool is_word_char(uint32_t cpt) {
-  if (cpt == '_' || cpt == 0x200C || cpt == 0x200D || cpt == 0x203F || cpt == 0x2040 || cpt == 0x2054 ||
-      cpt == 0xFE33 || cpt == 0xFE34 || (cpt >= 0xFE4D && cpt <= 0xFE4F) || cpt == 0xFF3F)
-    return true;
-  const uint16_t flags = unicode::codepoint_flags(cpt);
-  return (flags & (unicode::kLetter | unicode::kMark)) || ((flags & unicode::kNumber) && !unicode::is_other_number(cpt));
-}
-
 // \w+|[^\w\s]+ : runs of word characters and runs of other non-space characters.
 std::vector<Segment> word_or_symbol_runs(std::string_view text) {
   std::vector<Segment> out;
@@ -62,7 +52,7 @@ std::vector<Segment> word_or_symbol_runs(std::string_view text) {
   for (size_t offset = 0; offset < text.size();) {
     const size_t begin = offset;
     const uint32_t cpt = utf8::decode_lenient(text, offset);
-    const int kind = unicode::is_bert_whitespace(cpt) ? -1 : is_word_char(cpt) ? 0 : 1;
+    const int kind = unicode::is_bert_whitespace(cpt) ? -1 : is_regex_word_char(cpt) ? 0 : 1;
     if (kind >= 0 && kind == run_kind) {
       out.back().end = offset;
     } else {
@@ -89,7 +79,27 @@ std::vector<Segment> literal_matches(std::string_view text, std::string_view lit
   return out;
 }
 
-std::vector<Segment> find_matches(std::string_view text, SplitPattern pattern, std::string_view literal) {
+std::vector<Segment> regex_matches(std::string_view text, const Regex& regex) {
+  const std::vector<uint32_t> cpts = utf8::decode_all_lenient(text);
+  std::vector<size_t> byte_at(cpts.size() + 1, text.size());  // byte offset of each code point
+  for (size_t i = 0, offset = 0; i < cpts.size(); ++i) {
+    byte_at[i] = offset;
+    utf8::decode_lenient(text, offset);
+  }
+  std::vector<Segment> out;
+  size_t gap = 0;
+  for (const auto& [begin, end] : regex.find_all(cpts)) {
+    if (gap < byte_at[begin]) out.push_back({gap, byte_at[begin], false});
+    out.push_back({byte_at[begin], byte_at[end], true});
+    gap = byte_at[end];
+  }
+  if (gap < text.size()) out.push_back({gap, text.size(), false});
+  return out;
+}
+
+std::vector<Segment> find_matches(std::string_view text, const PreTokenizerStep& step) {
+  const SplitPattern pattern = step.pattern;
+  if (pattern == SplitPattern::kRegex) return regex_matches(text, *step.regex);
   if (pattern == SplitPattern::kGpt2 || pattern == SplitPattern::kLlama3 || pattern == SplitPattern::kQwen2) {
     // These regexes match every character, so their matches are the pre-tokenizer's words.
     const std::vector<uint32_t> cpts = utf8::decode_all_lenient(text);
@@ -104,7 +114,7 @@ std::vector<Segment> find_matches(std::string_view text, SplitPattern pattern, s
     case SplitPattern::kPunctuation: return char_matches(text, unicode::is_bert_punctuation);
     case SplitPattern::kDigit: return char_matches(text, unicode::is_number);
     case SplitPattern::kWordsOrSymbols: return word_or_symbol_runs(text);
-    default: return literal_matches(text, literal);
+    default: return literal_matches(text, step.literal);
   }
 }
 
@@ -146,7 +156,7 @@ std::vector<Segment> apply_behavior(std::vector<Segment> segments, Behavior beha
 }
 
 void split_piece(const PreTokenizerStep& step, const Piece& piece, std::vector<Piece>& out) {
-  std::vector<Segment> segments = find_matches(piece.text, step.pattern, step.literal);
+  std::vector<Segment> segments = find_matches(piece.text, step);
   if (step.invert)
     for (Segment& s : segments) s.match = !s.match;
   for (const Segment& s : apply_behavior(std::move(segments), step.behavior))
