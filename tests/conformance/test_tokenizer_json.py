@@ -131,6 +131,11 @@ GPT2_REGEX = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(
 DEEPSEEK_V3_SPLITS = [r"\p{N}{1,3}", "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
                       r"[!\"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+|"
                       r" ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"]
+# GPT-4o's (o200k) pattern, as Llama 4 and gpt-oss ship it: letter case classes.
+O200K_REGEX = "|".join([
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+    r"\p{N}{1,3}", r" ?[^\s\p{L}\p{N}]+[\r\n/]*", r"\s*[\r\n]+", r"\s+(?!\S)", r"\s+"])
 BYTE_LEVEL_NO_REGEX = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
 
 
@@ -160,6 +165,7 @@ VARIANTS = {
     # Patterns through ridge's regex engine rather than its hand-written splitters: DeepSeek V3's, and
     # the Qwen2 / GPT-2 ones in a group (so they are not recognised), checked against Oniguruma.
     "deepseek-v3": ("deepseek-r1-qwen", {"normalizer": None, "pre_tokenizer": _splits(*DEEPSEEK_V3_SPLITS)}),
+    "o200k": ("qwen2.5-coder", {"normalizer": None, "pre_tokenizer": _splits(O200K_REGEX)}),
     "qwen-regex-engine": ("qwen2.5-coder", {"pre_tokenizer": _splits(f"(?:{QWEN2_REGEX})")}),
     "gpt2-regex-engine": ("smollm2", {"pre_tokenizer": _splits(f"(?:{GPT2_REGEX})", r"[0-9]|\s{2,}?x")}),
     # RoBERTa's layout: ByteLevel with a prefix space, <s> ... </s>.

@@ -40,6 +40,8 @@ TEST(HfRegex, MatchesAsOniguruma) {
   EXPECT_EQ(isolate(R"((?=ab)a|b(?!c))", "ab bc b"), (Strings{"a", "b", " bc ", "b"}));
   EXPECT_EQ(isolate(R"([^\s]+)", "a\u00a0b c"), (Strings{"a", "\u00a0", "b", " ", "c"}));
   EXPECT_EQ(isolate(R"(\x41\x{1F600})", "A\U0001F600"), (Strings{"A\U0001F600"}));
+  EXPECT_EQ(isolate(R"([\p{Lu}\p{Lt}]*[\p{Ll}\p{Lo}]+|\P{Ll}+)", "HelloWORLD\u01c5a\u4f60x"),
+            (Strings{"Hello", "WORLD\u01c5a\u4f60x"}));
   EXPECT_EQ(isolate("[\u4e00-\u9fa5]+", "ab\u4f60\u597d!"), (Strings{"ab", "\u4f60\u597d", "!"}));
 }
 
@@ -49,7 +51,7 @@ TEST(HfRegex, LongRunsDoNotRecurse) {
 }
 
 TEST(HfRegex, UnsupportedSyntaxIsNamed) {
-  for (const char* pattern : {R"(\p{Lu}+)", R"((?<=a)b)", R"(^a)", R"(a$)", R"(\1)", R"([[a]])", R"((a)", R"(a))",
+  for (const char* pattern : {R"(\p{Greek}+)", R"((?<=a)b)", R"(^a)", R"(a$)", R"(\1)", R"([[a]])", R"((a)", R"(a))",
                               R"(*a)", R"(a{3,1})", R"([z-a])", R"(\q)"}) {
     try {
       Regex::compile(pattern);

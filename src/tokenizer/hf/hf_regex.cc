@@ -27,6 +27,7 @@ struct CharSet {
   std::vector<std::pair<uint32_t, uint32_t>> ranges;
   uint16_t flags = 0, not_flags = 0;  // unicode::CodepointFlag masks: \p{..} and \P{..}
   uint8_t classes = 0, not_classes = 0;
+  uint8_t letters = 0, not_letters = 0;  // bit (1 << unicode::LetterCategory): \p{Lu} ... \p{Lo}
   bool negated = false, ignore_case = false;
 
   bool has(uint32_t c) const {
@@ -49,8 +50,12 @@ struct CharSet {
     for (const auto& [lo, hi] : ranges)
       if (c >= lo && c <= hi) return true;
     const uint16_t f = unicode::codepoint_flags(c);
-    return (f & flags) || (not_flags && !(f & not_flags)) || in_class(classes, c) ||
-           (not_classes && !in_class(not_classes, c));
+    if ((f & flags) || (not_flags && !(f & not_flags)) || in_class(classes, c) ||
+        (not_classes && !in_class(not_classes, c)))
+      return true;
+    if (!letters && !not_letters) return false;
+    const uint8_t bit = uint8_t(1u << unicode::letter_category(c));
+    return (letters & bit) || (not_letters && !(not_letters & bit));
   }
 };
 
@@ -168,8 +173,18 @@ class Parser {
     else if (name == "S" || name == "Symbol") flag = unicode::kSymbol;
     else if (name == "Z" || name == "Separator") flag = unicode::kSeparator;
     else if (name == "C" || name == "Other") flag = unicode::kControl;
-    else unsupported("the property \\p{" + name + "}");
-    (negated ? set.not_flags : set.flags) |= flag;
+    if (flag) {
+      (negated ? set.not_flags : set.flags) |= flag;
+      return;
+    }
+    static constexpr std::pair<const char*, unicode::LetterCategory> kLetterNames[] = {
+        {"Lu", unicode::kLu}, {"Ll", unicode::kLl}, {"Lt", unicode::kLt}, {"Lm", unicode::kLm}, {"Lo", unicode::kLo}};
+    for (const auto& [letter_name, category] : kLetterNames) {
+      if (name != letter_name) continue;
+      (negated ? set.not_letters : set.letters) |= uint8_t(1u << category);
+      return;
+    }
+    unsupported("the property \\p{" + name + "}");
   }
 
   // After a backslash; a single character lands in `single` when the caller wants it for a range.

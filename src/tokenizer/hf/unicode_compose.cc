@@ -54,6 +54,12 @@ bool is_other_number(uint32_t cpt) {
   return it != kOtherNumberRanges && cpt <= (it - 1)[0][1];
 }
 
+LetterCategory letter_category(uint32_t cpt) {
+  const auto* end = kLetterRanges + kLetterRangesCount;
+  const auto* it = std::upper_bound(kLetterRanges, end, cpt, [](uint32_t c, const LetterRange& r) { return c < r.first; });
+  return it != kLetterRanges && cpt <= (it - 1)->last ? LetterCategory((it - 1)->category) : kNotLetter;
+}
+
 void compose(std::vector<uint32_t>& cpts) {
   if (cpts.empty()) return;
   size_t starter = SIZE_MAX;  // index in the output of the last starter

@@ -16,7 +16,17 @@ void compose(std::vector<uint32_t>& cpts);
 // General category No (², ½, ①, ...): numbers that Rust regex's \w does not include.
 bool is_other_number(uint32_t cpt);
 
+// A letter's subcategory (Python's unicodedata): 1 Lu, 2 Ll, 3 Lt, 4 Lm, 5 Lo; 0 for a non-letter.
+enum LetterCategory : uint8_t { kNotLetter = 0, kLu = 1, kLl = 2, kLt = 3, kLm = 4, kLo = 5 };
+LetterCategory letter_category(uint32_t cpt);
+
 namespace tables {
+struct LetterRange {
+  uint32_t first, last;
+  uint8_t category;
+};
+extern const LetterRange kLetterRanges[];
+extern const size_t kLetterRangesCount;
 struct ComposePair {
   uint32_t first, second, composite;
 };
