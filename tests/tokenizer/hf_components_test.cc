@@ -56,6 +56,7 @@ TEST(HfNormalizer, TextSteps) {
   EXPECT_EQ(normalized(spm, "a b"), "\u2581a\u2581b");
   EXPECT_EQ(normalized(spm, ""), "");  // Prepend leaves empty text empty
   EXPECT_EQ(normalized({{"type", "Replace"}, {"pattern", {{"Regex", "ab"}}}, {"content", "x"}}, "abab"), "xx");
+  EXPECT_EQ(normalized({{"type", "ByteLevel"}}, "a \u00e9\n"), "a\u0120\u00c3\u00a9\u010a");
   EXPECT_EQ(normalized({{"type", "BertNormalizer"}}, "H\u00e9llo\t\u4f60"), "hello  \u4f60 ");
 }
 

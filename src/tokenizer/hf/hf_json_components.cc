@@ -52,11 +52,13 @@ void add_normalizer(const json& j, std::vector<NormalizerStep>& steps) {
     steps.push_back({.kind = NormalizerStep::kReplace, .from = from, .to = j.at("content").get<std::string>()});
   } else if (type == "Prepend") {
     steps.push_back({.kind = NormalizerStep::kPrepend, .to = j.at("prepend").get<std::string>()});
+  } else if (type == "ByteLevel") {
+    steps.push_back({.kind = NormalizerStep::kByteLevel});
   } else if (type == "Strip") {
     steps.push_back({.kind = NormalizerStep::kStrip, .left = j.value("strip_left", true), .right = j.value("strip_right", true)});
   } else {
     fail("normalizer '{}' is not supported (supported: Sequence, NFC, NFD, NFKC, NFKD, Lowercase, Strip, StripAccents, "
-         "Replace, Prepend, BertNormalizer)", type.empty() ? j.dump().substr(0, 80) : type);
+         "Replace, Prepend, BertNormalizer, ByteLevel)", type.empty() ? j.dump().substr(0, 80) : type);
   }
 }
 

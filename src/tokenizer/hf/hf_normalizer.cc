@@ -1,4 +1,5 @@
 // tokenizer.json normalizers, run in order on the whole text of a piece.
+#include "tokenizer/byte_encoding.h"
 #include "tokenizer/hf/hf_pipeline.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/hf/unicode_compose.h"
@@ -62,6 +63,12 @@ std::string normalize(const std::vector<NormalizerStep>& steps, std::string_view
         if (!out.empty()) out.insert(0, step.to);
         break;
       case NormalizerStep::kStrip: out = strip(out, step.left, step.right); break;
+      case NormalizerStep::kByteLevel: {  // every byte as its GPT-2 code point
+        std::string mapped;
+        for (char c : out) mapped += byte_encoding::byte_to_text(static_cast<uint8_t>(c));
+        out = std::move(mapped);
+        break;
+      }
     }
   }
   return out;

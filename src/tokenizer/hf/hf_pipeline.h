@@ -21,7 +21,7 @@ enum class Behavior { kIsolated, kRemoved, kMergedWithPrevious, kMergedWithNext,
 
 // ---- normalizers: one string in, one string out ----
 struct NormalizerStep {
-  enum Kind { kCodepoints, kNfc, kNfkc, kNfkd, kReplace, kPrepend, kStrip } kind = kCodepoints;
+  enum Kind { kCodepoints, kNfc, kNfkc, kNfkd, kReplace, kPrepend, kStrip, kByteLevel } kind = kCodepoints;
   TextNormalizer codepoints{};  // kCodepoints: NFD / Lowercase / StripAccents / BertNormalizer steps
   std::string from{}, to{};   // kReplace: literal from -> to; kPrepend: `to`
   bool left = false, right = false;  // kStrip
