@@ -48,6 +48,8 @@ TEST(HfHostile, MinimalFileLoads) {
 TEST(HfHostile, MissingOrMalformedFiles) {
   HfDir empty;
   EXPECT_THROW(Tokenizer::from_hf_dir(empty.dir()), Error);
+  std::filesystem::create_directory(empty.file("tokenizer.json"));  // a directory where the file should be
+  EXPECT_THROW(Tokenizer::from_hf_dir(empty.dir()), Error);
   EXPECT_NE(load_error("{\"model\": {\"type\": \"BPE\", ").find("not valid JSON"), std::string::npos);
   EXPECT_NE(load_error("[1, 2]").find("not a JSON object"), std::string::npos);
   EXPECT_NE(load_error("{}").find("model"), std::string::npos);

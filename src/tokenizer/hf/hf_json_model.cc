@@ -118,11 +118,9 @@ void load_added_tokens(const json& added, Pipeline& p) {
   }
 }
 
-json parse_bounded(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail("cannot open {}", path);
+json parse_bounded(std::string_view text) {
   try {
-    return json::parse(in, [](int depth, json::parse_event_t, json&) {
+    return json::parse(text, [](int depth, json::parse_event_t, json&) {
       if (depth > kMaxDepth) fail("JSON nests deeper than {} levels", kMaxDepth);
       return true;
     });
@@ -162,12 +160,10 @@ void load_model(const json& j, Model& m) {
   }
 }
 
-Pipeline load_pipeline(const std::string& path) {
+Pipeline parse_pipeline(std::string_view text, const std::string& name) {
   Pipeline p;
   try {
-    if (std::filesystem::exists(path) && std::filesystem::file_size(path) > (size_t{1} << 30))
-      fail("larger than 1 GiB");
-    const json root = parse_bounded(path);
+    const json root = parse_bounded(text);
     if (!root.is_object()) fail("not a JSON object");
     load_model(root.at("model"), p.model);
     // The normalizer comes before the added tokens, matched in normalised form; the post-processor
@@ -176,11 +172,21 @@ Pipeline load_pipeline(const std::string& path) {
     if (root.contains("added_tokens")) load_added_tokens(root["added_tokens"], p);
     load_post_processor(root, p);
   } catch (const json::exception& e) {
-    fail("tokenizer: {}: {}", path, e.what());
+    fail("tokenizer: {}: {}", name, e.what());
   } catch (const Error& e) {
-    fail("tokenizer: {}: {}", path, e.what());
+    fail("tokenizer: {}: {}", name, e.what());
   }
   return p;
+}
+
+Pipeline load_pipeline(const std::string& path) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  std::ifstream in(path, std::ios::binary);
+  if (ec || !in) fail("tokenizer: cannot read {}", path);
+  if (size > (uintmax_t{1} << 30)) fail("tokenizer: {}: larger than 1 GiB", path);
+  const std::string text(std::istreambuf_iterator<char>(in), {});
+  return parse_pipeline(text, path);
 }
 
 }  // namespace ridge::hf

@@ -149,5 +149,7 @@ std::string to_nfkd(std::string_view text);
 
 // Reading tokenizer.json: Error naming the file and any unsupported or malformed part.
 Pipeline load_pipeline(const std::string& tokenizer_json_path);
+// The same from the file's text; `name` is what errors call it.
+Pipeline parse_pipeline(std::string_view tokenizer_json, const std::string& name);
 
 }  // namespace ridge::hf
