@@ -130,7 +130,8 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
           ASSERT_NEAR(got[i], scalar_result[i], (bf16_inputs ? 4e-3 : 1e-5) * magnitude[i] + 1e-6)
               << isa_name(isa) << " vs scalar at " << i;
         // The K quants and FP4 types have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
-        if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4) {
+        if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 ||
+            type == DType::IQ4_NL || type == DType::IQ4_XS) {
           for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], scalar_result[i]) << isa_name(isa) << " vs scalar at " << i;
         }
       }
@@ -140,7 +141,8 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
 
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
-                                           DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3),
+                                           DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3,
+                                           DType::IQ4_NL, DType::IQ4_XS),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // FP8 weights with the scales of their checkpoints (per channel; per 128-value block): every ISA

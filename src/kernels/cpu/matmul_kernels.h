@@ -10,7 +10,7 @@ namespace ridge::cpu {
 
 // y[t * y_stride + r] = dot(weight row r, activation row t) for r in [row_begin, row_end), t in [0, n_tokens).
 struct QuantDotTask {
-  DType type;            // Q4_0, Q4_1, Q8_0, Q4_K, Q5_K or Q6_K
+  DType type;            // a type quant_dot_supported() accepts
   const uint8_t* w;      // (rows, row_bytes) blocks as stored in GGUF
   int64_t row_bytes;
   int64_t n_blocks;      // activation blocks of 32 per row (8 per K-quant super-block)

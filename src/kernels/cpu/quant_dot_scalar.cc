@@ -6,6 +6,7 @@
 #include "core/fp16.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/fp4.h"
+#include "kernels/ref/iq_grids.h"
 #include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
@@ -39,7 +40,7 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 
 bool quant_dot_supported(DType type) {
   return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
-         type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4;
+         type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 || type == DType::IQ4_NL || type == DType::IQ4_XS;
 }
 
 namespace {
@@ -94,11 +95,12 @@ void q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits
   }
 }
 
-// MXFP4 / NVFP4 in the arithmetic of every kernel (quant_dot_simd.h): eight lanes, lane l holding
+// The 4-bit table types (MXFP4, NVFP4, IQ4_NL, IQ4_XS) in the arithmetic of every kernel
+// (quant_dot_simd.h): eight lanes, lane l holding
 // the exact integer Σ w·a over values 4l..4l+3 of each 32-value block, fused into its own chain
 // acc[l] = fma(float(sum), d_l * a.d, acc[l]) with d_l the scale of the lane's values; the row's
 // result is the lanes' sum in the tree of an AVX2 horizontal add.
-float fp4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64_t n_blocks) {
+float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64_t n_blocks) {
   float acc[8] = {};
   for (int64_t b = 0; b < n_blocks; ++b) {
     int32_t code[32];  // the block's values in order, as integers
@@ -107,6 +109,15 @@ float fp4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64_t 
       const uint8_t* blk = row + b * 17;
       for (int j = 0; j < 16; ++j) code[j] = ref::kFp4Values[blk[1 + j] & 0x0f], code[j + 16] = ref::kFp4Values[blk[1 + j] >> 4];
       for (float& d : lane_d) d = ref::e8m0_half(blk[0]);
+    } else if (type == DType::IQ4_NL || type == DType::IQ4_XS) {
+      const bool xs = type == DType::IQ4_XS;
+      const uint8_t* blk = xs ? row + (b / 8) * 136 : row + b * 18;
+      const int g = int(b % 8);
+      const uint8_t* qs = xs ? blk + 8 + 16 * g : blk + 2;
+      for (int j = 0; j < 16; ++j) code[j] = ref::kIq4nlValues[qs[j] & 0x0f], code[j + 16] = ref::kIq4nlValues[qs[j] >> 4];
+      float d = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
+      if (xs) d *= float((((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((blk[2] | blk[3] << 8) >> (2 * g) & 3) << 4) - 32);
+      for (float& l : lane_d) l = d;
     } else {  // the 16-value groups 2h and 2h + 1 of a 64-value block
       const uint8_t* blk = row + (b / 2) * 36;
       const int h = int(b & 1);
@@ -128,10 +139,10 @@ float fp4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64_t 
 }  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
-  if (task.type == DType::MXFP4 || task.type == DType::NVFP4) {
+  if (task.type == DType::MXFP4 || task.type == DType::NVFP4 || task.type == DType::IQ4_NL || task.type == DType::IQ4_XS) {
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t)
-        task.y[t * task.y_stride + r] = fp4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
+        task.y[t * task.y_stride + r] = table4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
     return;
   }
   if (task.type == DType::Q6_K || task.type == DType::Q4_K || task.type == DType::Q5_K) {

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/fp4.h"
+#include "kernels/ref/iq_grids.h"
 #include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
@@ -68,6 +69,12 @@ inline __m256i fp4_values(__m256i codes) {
   return _mm256_shuffle_epi8(table, codes);
 }
 
+// IQ4_NL / IQ4_XS codes (nibbles 0..15) to their non-uniform levels (-127..113, ref::kIq4nlValues).
+inline __m256i iq4_values(__m256i codes) {
+  const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(ref::kIq4nlValues.data())));
+  return _mm256_shuffle_epi8(table, codes);
+}
+
 // Unsigned E4M3 bytes to half their value (ref::ue4m3_half), by table.
 struct Ue4m3Table {
   float half[256];
@@ -108,6 +115,17 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
     const __m256i codes = _mm256_set_m128i(_mm_unpackhi_epi64(lo, hi), _mm_unpacklo_epi64(lo, hi));
     const float d0 = kUe4m3.half[p[2 * h]], d1 = kUe4m3.half[p[2 * h + 1]];
     return {fp4_values(codes), 0.0f, 0.0f, _mm256_set_ps(d1, d1, d1, d1, d0, d0, d0, d0)};
+  } else if constexpr (T == DType::IQ4_NL) {
+    const uint8_t* p = row + b * 18;
+    return {iq4_values(unpack_nibbles(p + 2)), load_f16(p), 0.0f, _mm256_setzero_ps()};
+  } else if constexpr (T == DType::IQ4_XS) {
+    // Group b % 8 of a 256-value block; its scale d * (ls - 32) is exact in f32 (11 x 6 bits).
+    const uint8_t* p = row + (b >> 3) * 136;
+    const int g = int(b & 7);
+    uint16_t scales_h;
+    __builtin_memcpy(&scales_h, p + 2, 2);
+    const int ls = ((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4;
+    return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
   } else {
     return load_block<T>(row + b * block_bytes);
   }
@@ -381,7 +399,8 @@ template <DType T>
 struct BlockTiles {
   static constexpr int kDecodeRows = 4;
   // Bytes per 32 values (NVFP4's 64-value blocks: 18 on average, for the prefetch distance).
-  static constexpr int64_t kBytes32 = T == DType::NVFP4 ? 18 : T == DType::MXFP4 ? 17 : T == DType::Q8_0 ? 34 : T == DType::Q4_1 ? 20 : 18;
+  static constexpr int64_t kBytes32 = T == DType::NVFP4 ? 18 : T == DType::MXFP4 || T == DType::IQ4_XS ? 17
+                                     : T == DType::Q8_0 ? 34 : T == DType::Q4_1 ? 20 : 18;
   template <int NR, int NT>
   static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
     run_tile<T, NR, NT>(task, r, t, kBytes32);
@@ -414,6 +433,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::Q8_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q8_0>>(task);
     case DType::MXFP4: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::MXFP4>>(task);
     case DType::NVFP4: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::NVFP4>>(task);
+    case DType::IQ4_NL: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_NL>>(task);
+    case DType::IQ4_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_XS>>(task);
     case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q4_K>>(task);
     case DType::Q5_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q5_K>>(task);
     case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q6Tiles>(task);
