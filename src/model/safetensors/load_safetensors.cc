@@ -30,12 +30,19 @@ int64_t layer_of(const std::string& name, const std::string& prefix) {
   return layer;
 }
 
+// Activation and KV-cache scales of FP8 / NVFP4 checkpoints: ridge quantizes activations its own way.
+bool is_activation_scale(const std::string& name) {
+  for (const char* suffix : {".input_scale", ".input_global_scale", ".k_scale", ".v_scale"})
+    if (name.ends_with(suffix)) return true;
+  return false;
+}
+
 // A tensor no weight took means the config describes another model than the one stored: refused,
-// except for what HF checkpoints carry beside the language model (rotary caches, a vision tower,
-// DeepSeek-V3's prediction layers).
+// except for what HF checkpoints carry beside the language model (rotary caches, activation scales,
+// a vision tower, DeepSeek-V3's prediction layers).
 void refuse_unread(const HfConfig& c, const HfWeightBinder& bind) {
   for (const std::string& name : bind.unread()) {
-    if (name.ends_with("rotary_emb.inv_freq")) continue;
+    if (name.ends_with("rotary_emb.inv_freq") || is_activation_scale(name)) continue;
     if (c.prefix != "model." && name.find("language_model.") == std::string::npos) continue;
     const int64_t layer = layer_of(name, c.prefix);
     if (layer >= c.n_layer_stored)
