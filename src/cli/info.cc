@@ -127,6 +127,7 @@ void print_text(const std::string& path, const gguf::GgufFile& file, const Summa
   std::printf("format        GGUF v%u, %s, %zu metadata keys, %zu tensors, data at byte %llu (alignment %llu)\n", file.version(),
               human_bytes(file.file_size()).c_str(), file.metadata().size(), file.tensors().size(),
               (unsigned long long)file.data_offset(), (unsigned long long)file.alignment());
+  if (file.shards().size() > 1) std::printf("split         %zu files, sizes and tensors of all counted\n", file.shards().size());
   std::printf("architecture  %s\n", s.arch.empty() ? "(not set)" : s.arch.c_str());
   if (const auto* name = file.find("general.name")) std::printf("name          %s\n", display(to_json(*name)).c_str());
   if (!s.hyperparameters.empty()) {
@@ -159,6 +160,7 @@ void print_json(const std::string& path, const gguf::GgufFile& file, const Summa
   json out = {{"path", path},
               {"version", file.version()},
               {"file_size", file.file_size()},
+              {"n_shards", file.shards().size()},
               {"alignment", file.alignment()},
               {"data_offset", file.data_offset()},
               {"n_metadata", file.metadata().size()},

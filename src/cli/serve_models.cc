@@ -9,6 +9,7 @@
 #include "core/log.h"
 #include "core/memory_limit.h"
 #include "embed/embedding_service.h"
+#include "model/gguf/gguf_split.h"
 #include "model/model_store.h"
 #include "models/model_registry.h"
 #include "models/shared_cores.h"
@@ -90,7 +91,14 @@ class EmbeddingServedModel : public models::ServedModel {
 
 int64_t bytes_on_disk(const std::string& path) {
   std::error_code ec;
-  if (fs::is_regular_file(path, ec)) return int64_t(fs::file_size(path));
+  if (fs::is_regular_file(path, ec)) {
+    int64_t total = 0;  // every shard of a split GGUF
+    for (const std::string& file : gguf::split_file_paths(path)) {
+      const auto size = fs::file_size(file, ec);
+      if (!ec) total += int64_t(size);
+    }
+    return total;
+  }
   int64_t total = 0;
   for (fs::recursive_directory_iterator it(path, fs::directory_options::skip_permission_denied, ec), end; !ec && it != end;
        it.increment(ec)) {

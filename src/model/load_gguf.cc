@@ -21,18 +21,23 @@ struct GgufStorage {
   std::shared_ptr<const ModelShard> shard;
 };
 
-// Copies the file's tensor data section into huge pages and points every weight view there.
+// Copies the file's tensor data sections (one per shard of a split file) into huge pages, one
+// after another, and points every weight view there.
 void move_weights_to_huge_pages(GgufStorage& storage, ModelWeights& w) {
-  const auto& tensors = storage.file->tensors();
-  if (tensors.empty()) return;
-  const uint8_t* section = tensors[0].data - tensors[0].offset;
-  const size_t size = size_t(storage.file->file_size() - storage.file->data_offset());
+  if (storage.file->tensors().empty()) return;
+  size_t size = 0;
+  for (const auto& shard : storage.file->shards()) size += shard.data.size();
   storage.weights = std::make_unique<HugePageBuffer>(size);
-  std::memcpy(storage.weights->data(), section, size);
-  for_each_weight(w, [&](WeightRef& ref) {
-    const auto* p = static_cast<const uint8_t*>(ref.data);
-    if (p >= section && p < section + size) ref.data = storage.weights->data() + (p - section);
-  });
+  size_t at = 0;
+  for (const auto& shard : storage.file->shards()) {
+    const uint8_t* section = shard.data.data();
+    std::memcpy(storage.weights->data() + at, section, shard.data.size());
+    for_each_weight(w, [&](WeightRef& ref) {
+      const auto* p = static_cast<const uint8_t*>(ref.data);
+      if (p >= section && p < section + shard.data.size()) ref.data = storage.weights->data() + at + (p - section);
+    });
+    at += shard.data.size();
+  }
 }
 
 }  // namespace

@@ -180,7 +180,7 @@ std::string Value::to_display_string(size_t max_items) const {
       data);
 }
 
-GgufFile GgufFile::open(const std::string& path) {
+GgufFile GgufFile::open_one(const std::string& path) {
   auto map = std::make_shared<MappedFile>(path);
   GgufFile file;
   try {
@@ -188,13 +188,19 @@ GgufFile GgufFile::open(const std::string& path) {
   } catch (const Error& e) {
     fail("{}: {}", path, e.what());
   }
-  file.map_ = std::move(map);
+  file.shards_[0].path = path;
+  file.maps_.push_back(std::move(map));
   return file;
+}
+
+uint64_t GgufFile::file_size() const {
+  uint64_t total = 0;
+  for (const auto& shard : shards_) total += shard.file_size;
+  return total;
 }
 
 GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
   GgufFile file;
-  file.file_size_ = bytes.size();
   Reader in(bytes);
 
   const uint32_t magic = in.read<uint32_t>("magic");
@@ -265,6 +271,7 @@ GgufFile GgufFile::parse(std::span<const uint8_t> bytes) {
   if (!file.tensors_.empty() && file.data_offset_ > bytes.size())
     fail("truncated file: tensor data would start at {}, file has {} bytes", file.data_offset_, bytes.size());
   const uint64_t data_size = bytes.size() > file.data_offset_ ? bytes.size() - file.data_offset_ : 0;
+  file.shards_.push_back({"", bytes.size(), bytes.subspan(bytes.size() - data_size)});
   for (auto& t : file.tensors_) {
     if (t.offset > data_size || uint64_t(t.n_bytes) > data_size - t.offset)
       fail("truncated or corrupt file: tensor '{}' needs {} bytes at offset {} of the data section, which has {} bytes", t.name,

@@ -39,27 +39,37 @@ struct Value {
   std::string to_display_string(size_t max_items = 8) const;
 };
 
+// One file of the tensor data: a plain GGUF has one, a split GGUF one per shard.
+struct GgufShard {
+  std::string path;                // empty for bytes given to parse()
+  uint64_t file_size = 0;
+  std::span<const uint8_t> data;   // the shard's tensor data section
+};
+
 struct TensorInfo {
   std::string name;
   DType type = DType::F32;
   std::vector<int64_t> shape;  // GGUF order: shape[0] is the contiguous (row) dimension
-  uint64_t offset = 0;         // from the start of the data section
+  uint64_t offset = 0;         // from the start of its shard's data section
   int64_t n_elements = 0;
   int64_t n_bytes = 0;
-  const uint8_t* data = nullptr;  // into the file's bytes
+  const uint8_t* data = nullptr;  // into the bytes of the file (shard) that holds it
 };
 
 class GgufFile {
  public:
   // Parse from bytes the caller keeps alive (tests, the fuzzer).
   static GgufFile parse(std::span<const uint8_t> bytes);
-  // Memory-map and parse a file; the map lives as long as the GgufFile.
+  // Memory-map and parse a file; the map lives as long as the GgufFile. A split file
+  // (NAME-00001-of-00003.gguf ..., llama.cpp's gguf-split) opens as one: the first shard's
+  // metadata and every shard's tensors, whichever shard `path` names (gguf_split.cc).
   static GgufFile open(const std::string& path);
 
   uint32_t version() const { return version_; }
   uint64_t alignment() const { return alignment_; }
-  uint64_t data_offset() const { return data_offset_; }
-  uint64_t file_size() const { return file_size_; }
+  uint64_t data_offset() const { return data_offset_; }  // in the first shard
+  uint64_t file_size() const;                             // all shards together
+  const std::vector<GgufShard>& shards() const { return shards_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return metadata_; }
   const Value* find(std::string_view key) const;
@@ -73,11 +83,14 @@ class GgufFile {
   const TensorInfo* find_tensor(std::string_view name) const;
 
  private:
-  std::shared_ptr<MappedFile> map_;
+  static GgufFile open_one(const std::string& path);
+  void add_split_shards(const std::string& first_path);  // gguf_split.cc
+
+  std::vector<std::shared_ptr<MappedFile>> maps_;  // one per shard, alive as long as the tensors point into them
+  std::vector<GgufShard> shards_;
   uint32_t version_ = 0;
   uint64_t alignment_ = 32;
   uint64_t data_offset_ = 0;
-  uint64_t file_size_ = 0;
   std::vector<std::pair<std::string, Value>> metadata_;
   std::map<std::string, size_t, std::less<>> metadata_index_;
   std::vector<TensorInfo> tensors_;
