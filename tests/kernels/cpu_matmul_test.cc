@@ -46,8 +46,8 @@ std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols, uint
     }
     return bytes;
   }
-  // Where each block keeps its f16 scale: first, except Q6_K (last).
-  const size_t d_offset = type == DType::Q6_K ? size_t(info.block_bytes) - 2 : 0;
+  // Where each block keeps its f16 scale: first, except Q6_K and TQ2_0 (last).
+  const size_t d_offset = type == DType::Q6_K || type == DType::TQ2_0 ? size_t(info.block_bytes) - 2 : 0;
   for (size_t off = 0; off < bytes.size(); off += size_t(info.block_bytes)) {
     const uint16_t d = f32_to_f16(0.01f + 0.02f * std::fabs(normal(rng)));
     const uint16_t m = f32_to_f16(-0.1f * std::fabs(normal(rng)));
@@ -131,7 +131,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
               << isa_name(isa) << " vs scalar at " << i;
         // The K quants and FP4 types have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
         if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 ||
-            type == DType::IQ4_NL || type == DType::IQ4_XS) {
+            type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0) {
           for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], scalar_result[i]) << isa_name(isa) << " vs scalar at " << i;
         }
       }
@@ -142,7 +142,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
                                            DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3,
-                                           DType::IQ4_NL, DType::IQ4_XS),
+                                           DType::IQ4_NL, DType::IQ4_XS, DType::TQ2_0),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // FP8 weights with the scales of their checkpoints (per channel; per 128-value block): every ISA
