@@ -63,9 +63,10 @@ void AddedTokenMatcher::add(const AddedToken& token, std::string pattern) {
   patterns_.push_back(std::move(pattern));
   has_normalized_ = has_normalized_ || token.normalized;
   auto& bucket = by_first_byte_[static_cast<uint8_t>(patterns_.back()[0])];
-  bucket.push_back(index);
-  std::stable_sort(bucket.begin(), bucket.end(),
-                   [&](uint32_t a, uint32_t b) { return patterns_[a].size() > patterns_[b].size(); });
+  // Longest first; a pattern goes after those of its length already there (a sort per add is
+  // quadratic for the thousands of added tokens some vocabularies carry).
+  const auto longer = [&](uint32_t a, uint32_t b) { return patterns_[a].size() > patterns_[b].size(); };
+  bucket.insert(std::upper_bound(bucket.begin(), bucket.end(), index, longer), index);
 }
 
 int AddedTokenMatcher::longest_at(std::string_view text, size_t pos, bool normalized) const {

@@ -118,12 +118,29 @@ void load_added_tokens(const json& added, Pipeline& p) {
   }
 }
 
+// Refuses nesting deeper than kMaxDepth before parsing (a scan is much cheaper than a parser callback).
+void check_depth(std::string_view text) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) fail("JSON nests deeper than {} levels", kMaxDepth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
 json parse_bounded(std::string_view text) {
+  check_depth(text);
   try {
-    return json::parse(text, [](int depth, json::parse_event_t, json&) {
-      if (depth > kMaxDepth) fail("JSON nests deeper than {} levels", kMaxDepth);
-      return true;
-    });
+    return json::parse(text);
   } catch (const json::exception& e) {
     fail("not valid JSON ({})", e.what());
   }
