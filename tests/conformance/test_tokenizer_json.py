@@ -7,6 +7,9 @@ as their repositories ship them, and tokenizer.json files that transformers buil
 models (tools/gguf_tokenizer_to_hf.py): SmolLM2 (byte-level BPE), Qwen2.5-Coder (Split regex +
 ByteLevel, NFC), Gemma 3 270M (Unigram) and DeepSeek-R1-Distill-Qwen (a vocabulary-only GGUF).
 The converted files are cached under RIDGE_HOME/hf-tokenizers (transformers takes ~20 s a model).
+VARIANTS edit those files into the layouts other real tokenizers use (SmolLM2's Digits + ByteLevel,
+Llama 3, RoBERTa, Mistral, Llama 2, DeepSeek V3's and GPT-4o's Split regexes, encoder normalizers), and
+test_converted_tokenizer_against_gguf measures how far transformers' conversion strays from the GGUF.
 """
 import base64
 import json
