@@ -1,7 +1,8 @@
 """Split GGUF files (llama.cpp's gguf-split layout: NAME-0000N-of-0000M.gguf, the first with the metadata,
 each with some tensors) load in ridge as the whole file does: the default model split in three shards by
 gguf_split.py gives bit-identical logits and greedy tokens in `ridge logits` and `ridge run`, the same answer
-from `ridge serve`, the same bytes from `ridge quantize`; `ridge info` and the served models' memory plan count
+from `ridge serve`, the same bytes from `ridge quantize`, the same `ridge plan`, and a split BERT GGUF (all-MiniLM-L6-v2 by llama.cpp's
+converter) the same vectors from `ridge embed`; `ridge info` and the served models' memory plan count
 every shard; and llama.cpp (llama-cpp-python) loads the same shards with the same logits, so the split files
 are valid. Hostile: a missing shard and a shard whose split.count disagrees fail with errors naming the file."""
 import json
@@ -17,6 +18,9 @@ import pytest
 sys.path.insert(0, os.path.dirname(__file__))
 from gguf_split import split_gguf  # noqa: E402
 from serve_fixture import running_server  # noqa: E402
+from test_embeddings import minilm, ridge_embed  # noqa: E402,F401
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 IDS = [1, 504, 3458, 282, 4649, 314, 2, 28, 330, 1326]
 
@@ -73,6 +77,16 @@ def test_info_counts_every_shard(ridge_bin, default_model, shards):
     assert split["hyperparameters"] == whole["hyperparameters"]
 
 
+def test_plan_reads_the_split_as_the_whole_file(ridge_bin, default_model, shards):
+    def plan(model):
+        r = ridge(ridge_bin, "plan", model, "--json")
+        assert r.returncode == 0, r.stderr
+        out = json.loads(r.stdout)
+        assert json.dumps(out).count(model) == 1  # the model's path, in "source", is all that may differ
+        return json.loads(r.stdout.replace(json.dumps(model)[1:-1], "MODEL"))
+    assert plan(shards[0]) == plan(default_model)
+
+
 def test_quantize_reads_the_split_as_the_whole_file(ridge_bin, default_model, shards, tmp_path):
     outs = [tmp_path / "split-q8.gguf", tmp_path / "whole-q8.gguf"]
     for model, out in zip((shards[0], default_model), outs):
@@ -105,6 +119,18 @@ def test_served_memory_plan_counts_every_shard(ridge_bin, shards):
         assert status == 503 and error["code"] == "model_exceeds_memory_budget", out
         assert f"({sum(os.path.getsize(p) for p in shards) + kv} bytes" in error["message"], error["message"]
     assert os.path.getsize(shards[0]) + kv < 80 << 20
+
+
+def test_embed_reads_a_split_bert_gguf(ridge_bin, minilm, tmp_path):
+    src = subprocess.run([os.path.join(ROOT, "tools", "fetch_llama_cpp_src.sh")], check=True, capture_output=True,
+                         text=True).stdout.strip()
+    whole = str(tmp_path / "minilm.gguf")
+    subprocess.run([sys.executable, os.path.join(src, "convert_hf_to_gguf.py"), minilm, "--outfile", whole,
+                    "--outtype", "f16"], check=True, capture_output=True)
+    os.mkdir(tmp_path / "split")
+    first = split_gguf(whole, str(tmp_path / "split"), "minilm", parts=2)[0]
+    texts = ["hello world", "Split files load as one.", "ünïcödé ✓"]
+    assert np.array_equal(ridge_embed(ridge_bin, first, texts, tmp_path), ridge_embed(ridge_bin, whole, texts, tmp_path))
 
 
 def test_llama_cpp_loads_the_same_split(default_model, shards):
