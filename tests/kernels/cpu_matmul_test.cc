@@ -8,6 +8,7 @@
 
 #include "core/fp16.h"
 #include "core/fp8.h"
+#include "kernels/cpu/codebook_group.h"
 #include "kernels/cpu/matmul.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/cpu/packed_layout.h"
@@ -52,6 +53,8 @@ std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols, uint
     const uint16_t d = f32_to_f16(0.01f + 0.02f * std::fabs(normal(rng)));
     const uint16_t m = f32_to_f16(-0.1f * std::fabs(normal(rng)));
     std::memcpy(&bytes[off + d_offset], &d, 2);
+    if (type == DType::IQ1_M)  // its d sits in the top nibbles of its four u16 scales
+      for (int w = 0; w < 4; ++w) bytes[off + 49 + 2 * size_t(w)] = uint8_t((bytes[off + 49 + 2 * size_t(w)] & 0x0f) | ((d >> (4 * w)) & 0x0f) << 4);
     if (type == DType::Q4_1 || type == DType::Q4_K || type == DType::Q5_K) std::memcpy(&bytes[off + 2], &m, 2);
   }
   return bytes;
@@ -131,7 +134,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
               << isa_name(isa) << " vs scalar at " << i;
         // The K quants and FP4 types have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
         if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 ||
-            type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0) {
+            type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0 || codebook_type(type)) {
           for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], scalar_result[i]) << isa_name(isa) << " vs scalar at " << i;
         }
       }
@@ -142,7 +145,8 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
 INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
                                            DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3,
-                                           DType::IQ4_NL, DType::IQ4_XS, DType::TQ2_0),
+                                           DType::IQ4_NL, DType::IQ4_XS, DType::TQ2_0, DType::IQ2_XXS, DType::IQ2_XS,
+                                           DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // FP8 weights with the scales of their checkpoints (per channel; per 128-value block): every ISA

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "core/fp16.h"
+#include "kernels/cpu/codebook_group.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/fp4.h"
 #include "kernels/ref/iq_grids.h"
@@ -40,7 +41,8 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 
 bool quant_dot_supported(DType type) {
   return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
-         type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 || type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0;
+         type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 || type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0 ||
+         codebook_type(type);
 }
 
 namespace {
@@ -95,7 +97,7 @@ void q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits
   }
 }
 
-// The 4-bit table types (MXFP4, NVFP4, IQ4_NL, IQ4_XS) and TQ2_0 in the arithmetic of every kernel
+// The 4-bit table types (MXFP4, NVFP4, IQ4_NL, IQ4_XS), the codebook i-quants and TQ2_0 in the arithmetic of every kernel
 // (quant_dot_simd.h): eight lanes, lane l holding
 // the exact integer Σ w·a over values 4l..4l+3 of each 32-value block, fused into its own chain
 // acc[l] = fma(float(sum), d_l * a.d, acc[l]) with d_l the scale of the lane's values; the row's
@@ -118,6 +120,12 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
       float d = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
       if (xs) d *= float((((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((blk[2] | blk[3] << 8) >> (2 * g) & 3) << 4) - 32);
       for (float& l : lane_d) l = d;
+    } else if (codebook_type(type)) {
+      int8_t q[32];
+      float scale[2];
+      codebook_group(type, row, b, q, scale);
+      for (int j = 0; j < 32; ++j) code[j] = q[j];
+      for (int l = 0; l < 8; ++l) lane_d[l] = scale[l / 4];
     } else if (type == DType::TQ2_0) {  // group b % 8: bit pair g % 4 of its half's 32 bytes, minus 1
       const uint8_t* blk = row + (b / 8) * 66;
       const int g = int(b % 8);
@@ -145,7 +153,7 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
 
 void quant_dot_scalar(const QuantDotTask& task) {
   if (task.type == DType::MXFP4 || task.type == DType::NVFP4 || task.type == DType::IQ4_NL || task.type == DType::IQ4_XS ||
-      task.type == DType::TQ2_0) {
+      task.type == DType::TQ2_0 || codebook_type(task.type)) {
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t)
         task.y[t * task.y_stride + r] = table4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
