@@ -5,13 +5,15 @@
 // g +- 1/8 is carried as 8g +- 1 with the scale divided by 8 (exact). Scalar reference of the SIMD
 // decoders (quant_dot_codebook_simd.h): both give these integers and these scales.
 #include <cstdint>
-#include <cstring>
 
 #include "core/dtype.h"
 #include "core/fp16.h"
 #include "kernels/ref/iq_grids.h"
 
 namespace ridge::cpu {
+// Internal linkage: this header is compiled once per ISA (quant_dot_<isa>.cc), and the linker must
+// not pick one ISA's copy of a function for another's callers.
+namespace {
 
 inline bool codebook_type(DType t) {
   return t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
@@ -19,17 +21,17 @@ inline bool codebook_type(DType t) {
 }
 
 namespace codebook_detail {
-inline uint16_t u16(const uint8_t* p) {
+inline uint16_t load_u16(const uint8_t* p) {
   uint16_t v;
-  std::memcpy(&v, p, 2);
+  __builtin_memcpy(&v, p, 2);
   return v;
 }
-inline uint32_t u32(const uint8_t* p) {
+inline uint32_t load_u32(const uint8_t* p) {
   uint32_t v;
-  std::memcpy(&v, p, 4);
+  __builtin_memcpy(&v, p, 4);
   return v;
 }
-inline float f16(const uint8_t* p) { return f16_to_f32(u16(p)); }
+inline float load_f16(const uint8_t* p) { return f16_to_f32(load_u16(p)); }
 // Eight values of a grid entry with their sign bits applied.
 inline void signed_entry(int8_t* q, uint64_t entry, uint8_t signs, int n = 8) {
   for (int j = 0; j < n; ++j) q[j] = int8_t(((signs >> j) & 1 ? -1 : 1) * ref::grid_byte(entry, j));
@@ -48,18 +50,18 @@ inline void codebook_group(DType type, const uint8_t* row, int64_t b, int8_t* q,
   switch (type) {
     case DType::IQ2_XXS: {
       const uint8_t* p = row + blk * 66;
-      const uint32_t aux = u32(p + 6 + 8 * g);
+      const uint32_t aux = load_u32(p + 6 + 8 * g);
       for (int l = 0; l < 4; ++l) signed_entry(q + 8 * l, ref::kIq2xxsGrid[p[2 + 8 * g + l]], ref::kSignsEvenParity[(aux >> (7 * l)) & 127]);
-      scale[0] = scale[1] = f16(p) * (0.5f + float(aux >> 28)) * 0.25f;
+      scale[0] = scale[1] = load_f16(p) * (0.5f + float(aux >> 28)) * 0.25f;
       return;
     }
     case DType::IQ2_XS: {
       const uint8_t* p = row + blk * 74;
       for (int l = 0; l < 4; ++l) {
-        const uint16_t v = u16(p + 2 + 8 * g + 2 * l);
+        const uint16_t v = load_u16(p + 2 + 8 * g + 2 * l);
         signed_entry(q + 8 * l, ref::kIq2xsGrid[v & 511], ref::kSignsEvenParity[v >> 9]);
       }
-      for (int h = 0; h < 2; ++h) scale[h] = f16(p) * (0.5f + float((p[66 + g] >> (4 * h)) & 0x0f)) * 0.25f;
+      for (int h = 0; h < 2; ++h) scale[h] = load_f16(p) * (0.5f + float((p[66 + g] >> (4 * h)) & 0x0f)) * 0.25f;
       return;
     }
     case DType::IQ2_S: {
@@ -68,18 +70,18 @@ inline void codebook_group(DType type, const uint8_t* row, int64_t b, int8_t* q,
         const int index = p[2 + 4 * g + l] | ((p[66 + g] >> (2 * l)) & 3) << 8;
         signed_entry(q + 8 * l, ref::kIq2sGrid[index], p[34 + 4 * g + l]);
       }
-      for (int h = 0; h < 2; ++h) scale[h] = f16(p) * (0.5f + float((p[74 + g] >> (4 * h)) & 0x0f)) * 0.25f;
+      for (int h = 0; h < 2; ++h) scale[h] = load_f16(p) * (0.5f + float((p[74 + g] >> (4 * h)) & 0x0f)) * 0.25f;
       return;
     }
     case DType::IQ3_XXS: {
       const uint8_t* p = row + blk * 98;
-      const uint32_t aux = u32(p + 66 + 4 * g);
+      const uint32_t aux = load_u32(p + 66 + 4 * g);
       for (int l = 0; l < 4; ++l) {
         const uint8_t signs = ref::kSignsEvenParity[(aux >> (7 * l)) & 127];
         const uint64_t entry = uint64_t(ref::kIq3xxsGrid[p[2 + 8 * g + 2 * l]]) | uint64_t(ref::kIq3xxsGrid[p[2 + 8 * g + 2 * l + 1]]) << 32;
         signed_entry(q + 8 * l, entry, signs);
       }
-      scale[0] = scale[1] = f16(p) * (0.5f + float(aux >> 28)) * 0.5f;
+      scale[0] = scale[1] = load_f16(p) * (0.5f + float(aux >> 28)) * 0.5f;
       return;
     }
     case DType::IQ3_S: {
@@ -92,20 +94,20 @@ inline void codebook_group(DType type, const uint8_t* row, int64_t b, int8_t* q,
         }
         signed_entry(q + 8 * l, entry, p[74 + 4 * g + l]);
       }
-      scale[0] = scale[1] = f16(p) * float(1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f));
+      scale[0] = scale[1] = load_f16(p) * float(1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f));
       return;
     }
     case DType::IQ1_S: {
       const uint8_t* p = row + blk * 50;
-      const uint16_t qh = u16(p + 34 + 2 * g);
+      const uint16_t qh = load_u16(p + 34 + 2 * g);
       for (int l = 0; l < 4; ++l) iq1_entry(q + 8 * l, ref::kIq1sGrid[p[2 + 4 * g + l] | ((qh >> (3 * l)) & 7) << 8], qh & 0x8000 ? -1 : 1);
-      scale[0] = scale[1] = f16(p) * float(2 * ((qh >> 12) & 7) + 1) * 0.125f;
+      scale[0] = scale[1] = load_f16(p) * float(2 * ((qh >> 12) & 7) + 1) * 0.125f;
       return;
     }
     case DType::IQ1_M: {
       const uint8_t* p = row + blk * 56;
       uint16_t sc[4];
-      for (int w = 0; w < 4; ++w) sc[w] = u16(p + 48 + 2 * w);
+      for (int w = 0; w < 4; ++w) sc[w] = load_u16(p + 48 + 2 * w);
       const float d = f16_to_f32(uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
       for (int l = 0; l < 4; ++l) {
         const int k = 4 * g + l;
@@ -123,4 +125,5 @@ inline void codebook_group(DType type, const uint8_t* row, int64_t b, int8_t* q,
   }
 }
 
+}  // namespace
 }  // namespace ridge::cpu

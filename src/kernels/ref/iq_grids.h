@@ -30,7 +30,7 @@ inline constexpr std::array<int8_t, 16> kIq4nlValues = {-127, -104, -83, -65, -4
 // IQ1_S and IQ1_M shift every grid value by +-1/8 (the sign a bit of the block chooses).
 inline constexpr float kIq1Delta = 0.125f;
 
-// Byte `i` (0-based) of a grid entry.
-inline int grid_byte(uint64_t entry, int i) { return int(uint8_t(entry >> (8 * i))); }
+// Byte `i` (0-based) of a grid entry. Static: the per-ISA kernels include this header too.
+static inline int grid_byte(uint64_t entry, int i) { return int(uint8_t(entry >> (8 * i))); }
 
 }  // namespace ridge::ref
