@@ -206,6 +206,8 @@ TEST(HfConfigRefusals, ModelTypesQuantizationAndFields) {
   a = base("mixtral");
   expect_refused(a, "num_local_experts");
   a = base("llama");
+  a["num_hidden_layers"] = int64_t(1) << 40;
+  expect_refused(a, "num_hidden_layers 1099511627776 is not in 1..65536");
   a["num_hidden_layers"] = "four";
   expect_refused(a, "'num_hidden_layers' must be an integer");
 }

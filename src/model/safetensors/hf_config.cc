@@ -15,6 +15,9 @@ namespace {
 using nlohmann::json;
 using namespace hf;
 
+// Far past any model's depth; a larger count is a hostile config, refused before anything is sized by it.
+constexpr int64_t kMaxLayers = 1 << 16;
+
 // config.json's model_type -> the registered architecture that runs it.
 constexpr std::array<std::pair<const char*, const char*>, 11> kModelTypes = {{
     {"llama", "llama"}, {"mistral", "mistral"}, {"mixtral", "llama"}, {"qwen2", "qwen2"}, {"qwen2_moe", "qwen2moe"},
@@ -52,6 +55,7 @@ void read_common_fields(const json& config, HfConfig& c) {
   s.n_vocab = int_field(config, "vocab_size");
   s.n_embd = int_field(config, "hidden_size");
   s.n_layer = int_field(config, "num_hidden_layers");
+  if (s.n_layer <= 0 || s.n_layer > kMaxLayers) fail("config.json: num_hidden_layers {} is not in 1..{}", s.n_layer, kMaxLayers);
   c.n_layer_stored = s.n_layer;
   s.n_head = int_field(config, "num_attention_heads");
   s.n_head_kv = int_field(config, "num_key_value_heads", s.n_head);

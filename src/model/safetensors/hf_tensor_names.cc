@@ -33,10 +33,10 @@ class FamilyBinder {
     w.token_embd = b_.matrix(p + "embed_tokens.weight", s_.n_vocab, s_.n_embd);
     w.output_norm = norm(p + "norm.weight", s_.n_embd);
     w.output = s_.tied_embeddings ? w.token_embd : b_.matrix(head_name(), s_.n_vocab, s_.n_embd);
-    w.layers.resize(size_t(s_.n_layer));
+    // Layer by layer, so a config claiming a billion layers fails at the first missing one.
     for (int64_t l = 0; l < s_.n_layer; ++l) {
       const std::string lp = p + "layers." + std::to_string(l) + ".";
-      LayerWeights& lw = w.layers[size_t(l)];
+      LayerWeights& lw = w.layers.emplace_back();
       lw.attn_norm = norm(lp + "input_layernorm.weight", s_.n_embd);
       if (s_.is_mla()) latent_attention(lp, lw);
       else attention(lp, lw);
