@@ -170,6 +170,12 @@ TEST_F(GgufSplitTest, ShardThatIsNotGgufIsNamed) {
   write_split();
   write(path(1), std::vector<uint8_t>(64, 'x'));
   EXPECT_NE(open_error(path(0), path(1)).find("not a GGUF file"), std::string::npos);
+  fs::remove(path(1));
+  fs::create_directory(path(1));
+  open_error(path(0), path(1));
+  fs::remove(path(1));
+  fs::create_symlink(path(1), path(1));  // a loop of links
+  open_error(path(0), path(1));
 }
 
 TEST_F(GgufSplitTest, HostileSplitKeys) {

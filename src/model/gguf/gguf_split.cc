@@ -45,6 +45,13 @@ std::string split_prefix(const std::string& path, const SplitKeys& keys) {
   return path.substr(0, path.size() - ending.size());
 }
 
+// A shard known not to be there; any other trouble (a loop of links, no permission) is for the
+// open that follows to name.
+bool is_missing(const std::string& path) {
+  std::error_code ec;
+  return !std::filesystem::exists(path, ec) && !ec;
+}
+
 }  // namespace
 
 std::string split_shard_path(const std::string& prefix, int no, int count) {
@@ -73,7 +80,7 @@ GgufFile GgufFile::open(const std::string& path) {
   }
   // Named by a later shard: the metadata is in the first.
   const std::string first = split_shard_path(prefix, 0, keys->count);
-  if (!std::filesystem::exists(first))
+  if (is_missing(first))
     fail("{} is shard {} of a split model of {} files; its first shard '{}' is missing (pass the first shard)", path,
          keys->no + 1, keys->count, first);
   file = open_one(first);
@@ -92,7 +99,7 @@ void GgufFile::add_split_shards(const std::string& first_path) {
   const std::string prefix = split_prefix(first_path, first);
   for (int no = 1; no < first.count; ++no) {
     const std::string path = split_shard_path(prefix, no, first.count);
-    if (!std::filesystem::exists(path))
+    if (is_missing(path))
       fail("{}: split model of {} files, but shard {} '{}' is missing", first_path, first.count, no + 1, path);
     GgufFile shard = open_one(path);
     const auto keys = split_keys(shard, path);
