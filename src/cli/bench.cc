@@ -107,7 +107,7 @@ void add_bench_command(CLI::App& app) {
   auto cuda = std::make_shared<CudaBenchOptions>();
   auto kv_dtype = std::make_shared<std::string>("f16");
   CLI::App* run = bench->add_subcommand("run", "Prompt processing and generation speed (like llama-bench)");
-  run->add_option("-m,--model", o->models, "GGUF file or 'default' (repeatable)")->capture_default_str();
+  run->add_option("-m,--model", o->models, "GGUF file, Hugging Face checkpoint directory or 'default' (repeatable)")->capture_default_str();
   run->add_option("-t,--threads", o->threads, "Thread counts, e.g. 1,2 (default: all CPUs)")->delimiter(',');
   run->add_option("-p,--n-prompt", o->n_prompt, "Prompt sizes (0 skips)")->delimiter(',')->capture_default_str();
   run->add_option("-n,--n-gen", o->n_gen, "Generation lengths (0 skips)")->delimiter(',')->capture_default_str();

@@ -113,7 +113,7 @@ void run_logits(const LogitsOptions& o) {
 void add_logits_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Write the logits at every position of a token sequence (f32, row-major)");
   auto o = std::make_shared<LogitsOptions>();
-  cmd->add_option("-m,--model", o->model, "GGUF file, or 'default'");
+  cmd->add_option("-m,--model", o->model, "GGUF file, a Hugging Face checkpoint directory, or 'default'");
   cmd->add_option("--tokens", o->tokens, "comma-separated token ids")->required();
   cmd->add_option("-o,--out", o->out, "output file: (n_tokens, n_vocab) little-endian f32")->required();
   cmd->add_option("--batch", o->batch, "tokens per forward pass (default: all at once)");
