@@ -125,6 +125,27 @@ def test_synth_copy_is_an_hf_checkpoint_for_transformers(ridge_bin, tmp_path, na
     assert (ours.argmax(axis=1) == theirs.argmax(axis=1)).all()
 
 
+@pytest.mark.parametrize("prefix", ["language_model.model.", "model.language_model."])
+def test_gemma3_with_a_vision_tower(ridge_bin, tmp_path, prefix):
+    """Gemma 3's multimodal layout (model_type gemma3, text_config, the language model under a prefix
+    that depends on the transformers version, a vision tower beside it) runs as its language model."""
+    from safetensors.numpy import load_file, save_file
+    path = synth(ridge_bin, tmp_path / "gemma3.gguf", *ARCHITECTURES["gemma3"], *SMALL, "-t", "F32")
+    text_dir = gguf_to_hf.convert(path, tmp_path / "text", "f32", tokenizer=False)
+    nested = tmp_path / "nested"
+    nested.mkdir()
+    tensors = {prefix + k.removeprefix("model."): v for k, v in load_file(str(text_dir / "model.safetensors")).items()}
+    tensors["vision_tower.vision_model.embeddings.patch_embedding.weight"] = np.ones((4, 3), np.float32)
+    tensors["multi_modal_projector.mm_input_projection_weight"] = np.ones((4, 4), np.float32)
+    save_file(tensors, str(nested / "model.safetensors"))
+    text_config = json.loads((text_dir / "config.json").read_text())
+    (nested / "config.json").write_text(json.dumps({"model_type": "gemma3", "architectures": ["Gemma3ForConditionalGeneration"],
+                                                    "text_config": text_config, "vision_config": {"hidden_size": 4}}))
+    ours = logits(ridge_bin, nested, TOKENS, tmp_path / "nested.f32")
+    theirs = logits(ridge_bin, text_dir, TOKENS, tmp_path / "text.f32")
+    assert np.array_equal(ours, theirs)
+
+
 def test_sharded_f16_checkpoint(ridge_bin, tmp_path):
     """F16 weights, split into shards listed by model.safetensors.index.json."""
     path = synth(ridge_bin, tmp_path / "qwen3moe.gguf", *ARCHITECTURES["qwen3moe"], *SMALL, "-t", "F16")
