@@ -231,7 +231,8 @@ std::unique_ptr<LoadedModel> load_model_for_engine(const std::string& model, con
 std::vector<int32_t> encode_chat(const LoadedModel& m, const std::vector<ChatMessage>& messages) {
   ChatTemplateOptions options;
   options.default_system_prompt = m.chat.default_system_prompt;
-  return m.tokenizer.encode(render_chat(m.chat.format, messages, options), /*add_special=*/true, /*parse_special=*/true);
+  use_vocabulary_tokens(options, m.tokenizer);  // the model's Jinja template first, with its BOS / EOS
+  return m.tokenizer.encode(render_chat_template(m.chat, messages, options), /*add_special=*/true, /*parse_special=*/true);
 }
 
 void print_memory_plan(const Engine& engine, const LoadedModel& m) {

@@ -97,7 +97,7 @@ std::string build_prompt_text(const RunOptions& o, const std::optional<std::stri
   messages.push_back({"user", text, {}, {}});
   ChatTemplateOptions options;
   options.default_system_prompt = tmpl.default_system_prompt;
-  return render_chat(tmpl.format, messages, options);
+  return render_chat_template(tmpl, messages, options);  // the model's Jinja template first
 }
 
 void print_logprobs(const Tokenizer& tokenizer, const GenerationResult& result) {

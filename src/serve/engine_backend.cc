@@ -59,18 +59,36 @@ std::string with_thinking_choice(std::string prompt, const ChatTemplate& chat, c
 
 }  // namespace
 
-std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> messages,
-                                               const ChatRenderOptions& render) const {
+ChatTemplateOptions EngineBackend::jinja_options(const ChatRenderOptions& render,
+                                                std::span<const chat::Tool> tools) const {
   ChatTemplateOptions options;
   options.default_system_prompt = chat_.default_system_prompt;
-  return with_thinking_choice(render_chat(chat_.format, messages, options), chat_, render, thinking_off_);
+  use_vocabulary_tokens(options, engine_.tokenizer());
+  // Absent, the template's own default decides (Qwen 3 thinks unless told not to).
+  if (render.enable_thinking || thinking_off_) options.kwargs["enable_thinking"] = render.enable_thinking.value_or(false);
+  if (!tools.empty()) {
+    options.tools = nlohmann::ordered_json::array();
+    for (const auto& tool : tools) options.tools.push_back(tool.definition);
+  }
+  return options;
+}
+
+std::string EngineBackend::apply_chat_template(std::span<const ChatMessage> messages,
+                                               const ChatRenderOptions& render) const {
+  return render_chat_template(chat_, messages, jinja_options(render, {}), [&] {
+    ChatTemplateOptions options;
+    options.default_system_prompt = chat_.default_system_prompt;
+    return with_thinking_choice(render_chat(chat_.format, messages, options), chat_, render, thinking_off_);
+  });
 }
 
 std::string EngineBackend::apply_tool_template(std::span<const ChatMessage> messages, std::span<const chat::Tool> tools,
                                                const ChatRenderOptions& render) const {
-  chat::ToolPromptOptions options;
-  options.default_system_prompt = chat_.default_system_prompt;
-  return with_thinking_choice(tools_->render(messages, tools, options), chat_, render, thinking_off_);
+  return render_chat_template(chat_, messages, jinja_options(render, tools), [&] {
+    chat::ToolPromptOptions options;
+    options.default_system_prompt = chat_.default_system_prompt;
+    return with_thinking_choice(tools_->render(messages, tools, options), chat_, render, thinking_off_);
+  });
 }
 
 std::string EngineBackend::token_piece(int32_t token) const { return engine_.tokenizer().token_to_piece(token); }

@@ -41,6 +41,9 @@ class EngineBackend : public CompletionBackend {
   grammar::GrammarCache& grammar_cache() { return *grammars_; }
 
  private:
+  // What a Jinja template is rendered with: the vocabulary's BOS / EOS, the thinking choice as
+  // enable_thinking, and `tools` (empty: none).
+  ChatTemplateOptions jinja_options(const ChatRenderOptions& render, std::span<const chat::Tool> tools) const;
   Engine& engine_;
   ChatTemplate chat_;
   std::string model_id_;

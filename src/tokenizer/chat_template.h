@@ -1,16 +1,29 @@
 #pragma once
 // Chat formats: turning a list of {role, content} messages into the prompt text a chat model was
-// trained on. ridge does not run Jinja: it recognises the family of a GGUF's
-// `tokenizer.chat_template` by substrings (as llama.cpp's llm_chat_detect_template does) and renders
-// that family with fixed code that produces exactly what llama.cpp's llama_chat_apply_template does.
-// The BOS token is not part of the rendered text: the tokenizer adds it.
+// trained on. A model's Jinja `tokenizer.chat_template` is run by ridge's interpreter (src/template/)
+// as transformers runs it; the fixed formats below are the fallbacks, for models without a template,
+// `--chat-template NAME`, and templates the interpreter refuses. They recognise the family of a
+// template by substrings (as llama.cpp's llm_chat_detect_template does) and render exactly what
+// llama.cpp's llama_chat_apply_template does. The BOS token is not part of the rendered text: the
+// tokenizer adds it (a Jinja template's leading BOS is removed, as llama.cpp's server does).
+#include <ctime>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+namespace ridge::tmpl {
+class Template;
+}
+
 namespace ridge {
+
+class Tokenizer;
 
 // A call an assistant turn made (OpenAI's tool_calls[i]); arguments is the JSON text of an object.
 struct ChatToolCall {
@@ -82,6 +95,14 @@ struct ChatTemplateOptions {
   bool add_generation_prompt = true;  // end with the header of an assistant turn
   // Placed as a leading system message when the conversation has none (see detect_default_system_prompt).
   std::string default_system_prompt;
+  // For Jinja templates: the tools offered (OpenAI's [{"type": "function", "function": {...}}], null
+  // when none), chat_template_kwargs (enable_thinking, ...), whether the tokenizer adds BOS itself (a
+  // BOS the template prints first is then removed, as llama.cpp's server does), and strftime_now's clock (0: now).
+  nlohmann::ordered_json tools;
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
+  bool tokenizer_adds_bos = true;
+  bool tokenizer_adds_eos = false;  // an EOS the template prints last is then removed
+  std::time_t now = 0;
 };
 
 std::string render_chat(ChatFormat format, std::span<const ChatMessage> messages, const ChatTemplateOptions& options);
@@ -92,8 +113,31 @@ struct ChatTemplate {
   ChatFormat format = ChatFormat::ChatML;
   std::string default_system_prompt;
   std::string source;  // the Jinja template it was detected from (empty for a name): tool formats read it
+  // The Jinja template, parsed: the primary renderer. Null for a forced format name, a model without
+  // a template, or a template the interpreter refused (`jinja_refusal` names the feature).
+  std::shared_ptr<const tmpl::Template> jinja;
+  std::string jinja_refusal;
+  bool has_fixed_format = true;  // `format` was recognised (false: a Jinja-only template)
 };
-// `jinja_template` is nullopt when the model has none. Error when neither gives a usable format.
+// `jinja_template` is nullopt when the model has none. Error when neither gives a usable renderer.
 ChatTemplate select_chat_template(const std::optional<std::string>& jinja_template, std::string_view override_name);
+// A Jinja template given as text (--chat-template-file), rendered only by the interpreter; the
+// fixed format detected from it, when there is one, serves tool parsing and fallbacks.
+ChatTemplate chat_template_from_jinja(const std::string& jinja_template);
+
+// bos_token / eos_token as the vocabulary spells them, and whether the tokenizer adds them itself.
+void use_vocabulary_tokens(ChatTemplateOptions& options, const Tokenizer& tokenizer);
+
+// The prompt for a conversation: through the Jinja template when there is one, else `fallback` (by
+// default the fixed format, which ignores options.tools; a conversation with tools passes its tool
+// format's renderer). A Jinja failure other than the template's own raise_exception falls back too,
+// with a warning: a model that rendered before the interpreter still renders.
+std::string render_chat_template(const ChatTemplate& chat, std::span<const ChatMessage> messages,
+                                 const ChatTemplateOptions& options,
+                                 const std::function<std::string()>& fallback = nullptr);
+// The Jinja path alone: the context transformers gives a template (messages with tool calls'
+// arguments as objects, tools, add_generation_prompt, bos_token, eos_token, the kwargs).
+std::string render_jinja_chat(const tmpl::Template& jinja, std::span<const ChatMessage> messages,
+                              const ChatTemplateOptions& options);
 
 }  // namespace ridge

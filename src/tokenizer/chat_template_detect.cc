@@ -170,13 +170,15 @@ std::string detect_default_system_prompt(std::string_view jinja_template, ChatFo
 ChatTemplate select_chat_template(const std::optional<std::string>& jinja_template, std::string_view override_name) {
   if (!override_name.empty()) {
     const auto format = chat_format_from_name(override_name);
+    // As llama.cpp's --chat-template: a Jinja template's text is taken as the template itself.
+    if (!format && (override_name.find("{{") != std::string_view::npos || override_name.find("{%") != std::string_view::npos))
+      return chat_template_from_jinja(std::string(override_name));
     if (!format) fail("unknown --chat-template '{}'; one of: {}", override_name, supported_names());
     return {*format, "", ""};
   }
   if (!jinja_template || jinja_template->empty())
     fail("the model has no tokenizer.chat_template; pass --chat-template NAME, one of: {}", supported_names());
-  const ChatFormat format = detect_chat_format(*jinja_template);
-  return {format, detect_default_system_prompt(*jinja_template, format), *jinja_template};
+  return chat_template_from_jinja(*jinja_template);
 }
 
 }  // namespace ridge
