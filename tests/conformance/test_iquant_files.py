@@ -1,4 +1,4 @@
-"""Files of the i-quant and ternary types as llama.cpp writes them: ridge reads every block as the
+"""Files of the i-quant, ternary and Q3_K types as llama.cpp writes them: ridge reads every block as the
 gguf package does and computes the logits llama.cpp computes from the same file.
 
 The input is a small synthetic F16 model whose rows are multiples of 256 (so every tensor takes the
@@ -21,7 +21,7 @@ from llama_oracle import LlamaOracle
 
 # llama_ftype of each file type (llama.h), and the tensor type it gives the layers.
 FTYPES = {"IQ4_XS": (30, "IQ4_XS"), "IQ4_NL": (25, "IQ4_NL"), "IQ3_S": (26, "IQ3_S"),
-          "TQ1_0": (36, "TQ1_0"), "TQ2_0": (37, "TQ2_0")}
+          "TQ1_0": (36, "TQ1_0"), "TQ2_0": (37, "TQ2_0"), "Q3_K_M": (12, "Q3_K")}
 _quiet_log = lc.llama_log_callback(lambda level, text, user: None)
 
 
@@ -69,7 +69,7 @@ def test_llama_cpp_file(ridge_bin, synth_f16, tmp_path, name):
                              dtype=np.float32).ravel()
             assert np.array_equal(ours.view(np.uint32), ref.view(np.uint32)), f"{t.name}: decoding differs"
             n_checked += 1
-    assert n_checked >= 10  # attn_v and the like may take a larger type in llama.cpp's mix
+    assert n_checked >= 8  # attn_v, ffn_down and the like may take larger types in llama.cpp's mixes
 
     # Next-token distributions against llama.cpp running the same file.
     ids = [int(x) for x in np.random.default_rng(3).integers(1, 512, size=48)]

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "core/fp16.h"
-#include "kernels/cpu/codebook_group.h"
+#include "kernels/cpu/int8_group.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/fp4.h"
 #include "kernels/ref/iq_grids.h"
@@ -42,7 +42,7 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 bool quant_dot_supported(DType type) {
   return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
          type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 || type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0 ||
-         codebook_type(type);
+         int8_group_type(type);
 }
 
 namespace {
@@ -120,10 +120,10 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
       float d = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
       if (xs) d *= float((((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((blk[2] | blk[3] << 8) >> (2 * g) & 3) << 4) - 32);
       for (float& l : lane_d) l = d;
-    } else if (codebook_type(type)) {
+    } else if (int8_group_type(type)) {
       int8_t q[32];
       float scale[2];
-      codebook_group(type, row, b, q, scale);
+      int8_group(type, row, b, q, scale);
       for (int j = 0; j < 32; ++j) code[j] = q[j];
       for (int l = 0; l < 8; ++l) lane_d[l] = scale[l / 4];
     } else if (type == DType::TQ2_0) {  // group b % 8: bit pair g % 4 of its half's 32 bytes, minus 1
@@ -153,7 +153,7 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
 
 void quant_dot_scalar(const QuantDotTask& task) {
   if (task.type == DType::MXFP4 || task.type == DType::NVFP4 || task.type == DType::IQ4_NL || task.type == DType::IQ4_XS ||
-      task.type == DType::TQ2_0 || codebook_type(task.type)) {
+      task.type == DType::TQ2_0 || int8_group_type(task.type)) {
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t)
         task.y[t * task.y_stride + r] = table4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);

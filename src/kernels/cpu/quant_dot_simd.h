@@ -13,7 +13,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/cpu/codebook_group.h"
+#include "kernels/cpu/int8_group.h"
 #include "kernels/cpu/matmul_kernels.h"
 #include "kernels/ref/fp4.h"
 #include "kernels/ref/iq_grids.h"
@@ -127,12 +127,12 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
     __builtin_memcpy(&scales_h, p + 2, 2);
     const int ls = ((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4;
     return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
-  } else if constexpr (T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S || T == DType::IQ3_XXS ||
-                       T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M) {
-    // Codebook entries gathered by the scalar decoder (codebook_group.h), then the integer dot.
+  } else if constexpr (T == DType::Q3_K || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
+                       T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M) {
+    // The group decoded to int8 by the scalar decoder (int8_group.h), then the integer dot.
     alignas(32) int8_t q[32];
     float sc[2];
-    codebook_group(T, row, b, q, sc);
+    int8_group(T, row, b, q, sc);
     return {_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), 0.0f, 0.0f,
             _mm256_set_ps(sc[1], sc[1], sc[1], sc[1], sc[0], sc[0], sc[0], sc[0])};
   } else if constexpr (T == DType::TQ2_0) {
@@ -191,7 +191,7 @@ inline void dot_tile(const uint8_t* rows, int64_t row_bytes, int64_t n_blocks, c
       const ActBlock& a = acts[t * act_stride + b];
       for (int r = 0; r < NR; ++r) {
         const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb[r], a));
-        if constexpr (T == DType::NVFP4 || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
+        if constexpr (T == DType::NVFP4 || T == DType::Q3_K || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
                       T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M)
           acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wb[r].lane_d, _mm256_set1_ps(a.d)), sums, acc[r][t]);
         else
@@ -453,6 +453,7 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::IQ4_NL: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_NL>>(task);
     case DType::IQ4_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_XS>>(task);
     case DType::TQ2_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::TQ2_0>>(task);
+    case DType::Q3_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q3_K>>(task);
     case DType::IQ2_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_XXS>>(task);
     case DType::IQ2_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_XS>>(task);
     case DType::IQ2_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_S>>(task);

@@ -1,9 +1,9 @@
 #pragma once
-// The codebook i-quants (IQ2_XXS/XS/S, IQ3_XXS/S, IQ1_S/M) seen as 32-value groups of small signed
-// integers with a scale per 16 values, the shape every integer dot kernel takes: group b of a row
-// is values 32b..32b+31. The grids' magnitudes with their signs fit int8 (|q| <= 62); IQ1's
-// g +- 1/8 is carried as 8g +- 1 with the scale divided by 8 (exact). Scalar reference of the SIMD
-// decoders (quant_dot_codebook_simd.h): both give these integers and these scales.
+// Block types seen as 32-value groups of small signed integers with a scale per 16 values, the shape
+// every integer dot kernel takes (group b of a row is values 32b..32b+31): the codebook i-quants
+// (IQ2_XXS/XS/S, IQ3_XXS/S, IQ1_S/M) and Q3_K. The grids' magnitudes with their signs fit int8
+// (|q| <= 62); IQ1's g +- 1/8 is carried as 8g +- 1 with the scale divided by 8 (exact). The SIMD
+// kernels (quant_dot_simd.h) and the scalar one decode with this, so they dot the same integers.
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -15,12 +15,12 @@ namespace ridge::cpu {
 // not pick one ISA's copy of a function for another's callers.
 namespace {
 
-inline bool codebook_type(DType t) {
-  return t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
+inline bool int8_group_type(DType t) {
+  return t == DType::Q3_K || t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
          t == DType::IQ1_S || t == DType::IQ1_M;
 }
 
-namespace codebook_detail {
+namespace int8_group_detail {
 inline uint16_t load_u16(const uint8_t* p) {
   uint16_t v;
   __builtin_memcpy(&v, p, 2);
@@ -32,6 +32,13 @@ inline uint32_t load_u32(const uint8_t* p) {
   return v;
 }
 inline float load_f16(const uint8_t* p) { return f16_to_f32(load_u16(p)); }
+// Q3_K's sixteen 6-bit scales in 12 bytes: low nibbles in bytes 0..7 (scales 0..7 low, 8..15
+// high), the top 2 bits in bytes 8..11.
+inline int q3k_scale(const uint8_t* packed, int s) {
+  const int low = s < 8 ? packed[s] & 0x0f : packed[s - 8] >> 4;
+  const int high = (packed[8 + s % 4] >> (2 * (s / 4))) & 3;
+  return (low | high << 4) - 32;
+}
 // Eight values of a grid entry with their sign bits applied.
 inline void signed_entry(int8_t* q, uint64_t entry, uint8_t signs, int n = 8) {
   for (int j = 0; j < n; ++j) q[j] = int8_t(((signs >> j) & 1 ? -1 : 1) * ref::grid_byte(entry, j));
@@ -40,14 +47,23 @@ inline void signed_entry(int8_t* q, uint64_t entry, uint8_t signs, int n = 8) {
 inline void iq1_entry(int8_t* q, uint64_t entry, int delta) {
   for (int j = 0; j < 8; ++j) q[j] = int8_t(8 * int8_t(ref::grid_byte(entry, j)) + delta);
 }
-}  // namespace codebook_detail
+}  // namespace int8_group_detail
 
 // Group b of a row of `type` blocks: q[32] and scale[0] (values 0-15), scale[1] (values 16-31).
-inline void codebook_group(DType type, const uint8_t* row, int64_t b, int8_t* q, float* scale) {
-  using namespace codebook_detail;
+inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, float* scale) {
+  using namespace int8_group_detail;
   const int g = int(b % 8);
   const int64_t blk = b / 8;
   switch (type) {
+    case DType::Q3_K: {  // hmask[32], qs[64] (2-bit lows), scales[12], d; a clear high bit subtracts 4
+      const uint8_t* p = row + blk * 110;
+      for (int l = 0; l < 32; ++l) {
+        const int low = (p[32 + 32 * (g / 4) + l] >> (2 * (g % 4))) & 3;
+        q[l] = int8_t(low - ((p[l] >> g) & 1 ? 0 : 4));
+      }
+      for (int h = 0; h < 2; ++h) scale[h] = load_f16(p + 108) * float(q3k_scale(p + 96, 2 * g + h));
+      return;
+    }
     case DType::IQ2_XXS: {
       const uint8_t* p = row + blk * 66;
       const uint32_t aux = load_u32(p + 6 + 8 * g);
