@@ -78,6 +78,9 @@ TEST(HfHostile, UnsupportedComponentsAreNamed) {
 TEST(HfHostile, IdsOutOfRange) {
   EXPECT_NE(load_error(with("/model/vocab/b", -1)).find("out of range"), std::string::npos);
   EXPECT_NE(load_error(with("/model/vocab/b", 4000000000LL)).find("out of range"), std::string::npos);
+  // A float id (found by tokenizer_json_fuzz: a cast of 1e62 to an integer is undefined behaviour).
+  EXPECT_NE(load_error(with("/model/vocab/b", 1e62)).find("not a whole number"), std::string::npos);
+  EXPECT_NE(load_error(with("/model/vocab/b", 1.5)).find("not a whole number"), std::string::npos);
   // A gap far past the vocabulary's size would make a tiny file allocate gigabytes.
   EXPECT_NE(load_error(with("/model/vocab/b", 10000000)).find("out of range"), std::string::npos);
   EXPECT_NE(load_error(with("/added_tokens", {{{"id", 1LL << 40}, {"content", "<x>"}}})).find("out of range"),

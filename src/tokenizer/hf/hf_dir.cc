@@ -50,7 +50,8 @@ std::string chat_template_of(const json& config, const fs::path& dir) {
     if (t.is_string()) return t.get<std::string>();
     if (t.is_array()) {  // [{"name": ..., "template": ...}]: the one named "default"
       for (const json& named : t)
-        if (named.is_object() && named.value("name", "") == "default" && named.contains("template"))
+        if (named.is_object() && named.contains("name") && named["name"] == "default" && named.contains("template") &&
+            named["template"].is_string())
           return named["template"].get<std::string>();
       return "";
     }

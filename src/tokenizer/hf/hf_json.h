@@ -1,7 +1,9 @@
 #pragma once
 // Shared helpers of the tokenizer.json readers.
 #include <nlohmann/json.hpp>
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace ridge::hf {
 
@@ -11,6 +13,11 @@ using nlohmann::json;
 std::string type_of(const json& j);
 // A Split / Replace pattern: {"String": s} -> s; {"Regex": r} -> r with regex set; Error otherwise.
 std::string pattern_of(const json& j, bool& regex);
+// An integer field: Error for anything else, and for a float that is not a whole number in range
+// (nlohmann's get<int64_t> of 1e62 is undefined behaviour).
+int64_t integer_of(const json& j, std::string_view what);
+// obj[key] as a count (>= 0), or `fallback` when absent.
+size_t count_of(const json& obj, const char* key, size_t fallback);
 // The text of a regex that only matches itself (no metacharacters), else false.
 bool regex_is_literal(const std::string& regex, std::string& literal);
 

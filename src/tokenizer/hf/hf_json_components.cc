@@ -138,7 +138,7 @@ void add_pre_tokenizer(const json& j, std::vector<PreTokenizerStep>& steps) {
 }
 
 int32_t checked_id(const json& id, int32_t n_tokens) {
-  const int64_t v = id.get<int64_t>();
+  const int64_t v = integer_of(id, "post_processor token id");
   if (v < 0 || v >= n_tokens) fail("post_processor: token id {} is outside the vocabulary of {}", v, n_tokens);
   return static_cast<int32_t>(v);
 }
@@ -194,7 +194,7 @@ void add_decoder(const json& j, std::vector<DecoderStep>& steps) {
     steps.push_back({.kind = DecoderStep::kFuse});
   } else if (type == "Strip") {
     steps.push_back({.kind = DecoderStep::kStrip, .content = j.at("content").get<std::string>(),
-                     .start = j.value("start", size_t{0}), .stop = j.value("stop", size_t{0})});
+                     .start = count_of(j, "start", 0), .stop = count_of(j, "stop", 0)});
   } else if (type == "Replace") {
     bool regex = false;
     std::string from = pattern_of(j.at("pattern"), regex);
@@ -226,6 +226,26 @@ std::string pattern_of(const json& j, bool& regex) {
     return j["Regex"].get<std::string>();
   }
   fail("pattern {} is neither {{\"String\": ...}} nor {{\"Regex\": ...}}", j.dump().substr(0, 80));
+}
+
+int64_t integer_of(const json& j, std::string_view what) {
+  if (j.is_number_integer()) {
+    if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX)) fail("{} {} is out of range", what, j.dump());
+    return j.get<int64_t>();
+  }
+  if (j.is_number_float()) {
+    const double v = j.get<double>();
+    if (v >= -9e15 && v <= 9e15 && v == double(int64_t(v))) return int64_t(v);
+    fail("{} {} is not a whole number in range", what, j.dump());
+  }
+  fail("{} is {}, not a number", what, j.dump().substr(0, 40));
+}
+
+size_t count_of(const json& obj, const char* key, size_t fallback) {
+  if (!obj.contains(key)) return fallback;
+  const int64_t v = integer_of(obj[key], key);
+  if (v < 0) fail("{} is negative", key);
+  return size_t(v);
 }
 
 bool regex_is_literal(const std::string& regex, std::string& literal) {

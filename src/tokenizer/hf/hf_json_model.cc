@@ -25,7 +25,7 @@ void set_token(Model& m, int64_t id, const std::string& text, int64_t bound) {
 void load_vocab_object(const json& vocab, Model& m) {
   if (!vocab.is_object()) fail("model.vocab is not an object of token -> id");
   const int64_t bound = id_bound(vocab.size(), 0);
-  for (const auto& [text, id] : vocab.items()) set_token(m, id.get<int64_t>(), text, bound);
+  for (const auto& [text, id] : vocab.items()) set_token(m, integer_of(id, "model.vocab id"), text, bound);
 }
 
 int32_t token_named(const Model& m, const json& j, const char* key) {
@@ -81,7 +81,7 @@ void load_unigram(const json& j, Model& m) {
     m.min_score = std::min(m.min_score, m.score.back());
   }
   if (j.contains("unk_id") && !j["unk_id"].is_null()) {
-    const int64_t unk = j["unk_id"].get<int64_t>();
+    const int64_t unk = integer_of(j["unk_id"], "model.unk_id");
     if (unk < 0 || unk >= int64_t(vocab.size())) fail("model.unk_id {} is outside the vocabulary of {}", unk, vocab.size());
     m.unk = static_cast<int32_t>(unk);
   }
@@ -106,7 +106,7 @@ void load_added_tokens(const json& added, Pipeline& p) {
     const bool special = a.value("special", false);
     // A content the model knows keeps the model's id, whatever the entry says (as tokenizers does).
     int64_t id = p.model.find(content);
-    if (id < 0) id = a.at("id").get<int64_t>();
+    if (id < 0) id = integer_of(a.at("id"), "added token id");
     if (id < 0 || id >= bound) fail("added token '{}' has id {}, out of range", content.substr(0, 40), id);
     if (size_t(id) >= p.added_content.size()) p.added_content.resize(id + 1);
     p.added_content[id] = content;
@@ -170,7 +170,7 @@ void load_model(const json& j, Model& m) {
     m.type = ModelType::kWordPiece;
     load_vocab_object(j.at("vocab"), m);
     m.continuing_prefix = j.value("continuing_subword_prefix", std::string("##"));
-    m.max_input_chars_per_word = j.value("max_input_chars_per_word", size_t{100});
+    m.max_input_chars_per_word = count_of(j, "max_input_chars_per_word", 100);
     m.unk = token_named(m, j, "unk_token");
   } else {
     fail("model type '{}' is not supported (supported: BPE, Unigram, WordPiece)", type);
