@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes src/tokenizer/hf/unicode_compose_data.cc and unicode_letter_data.cc: the tables NFC, NFKC and NFKD need beyond the
+"""Writes src/tokenizer/hf/unicode_compose_data.cc, unicode_compat_data.cc and unicode_letter_data.cc: the tables NFC, NFKC and NFKD need beyond the
 canonical decompositions ridge already has (unicode_normalize_data.cc): canonical composition pairs
 (primary composites only, Hangul excepted) and full compatibility decompositions; the ranges of
 category No (other numbers such as ² and ½), which the \\w of tokenizers' regexes leaves out; and the
@@ -12,6 +12,7 @@ import unicodedata
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "src/tokenizer/hf/unicode_compose_data.cc"
 LETTERS_OUT = OUT.with_name("unicode_letter_data.cc")
+COMPAT_OUT = OUT.with_name("unicode_compat_data.cc")
 
 
 def is_hangul(cp):
@@ -65,11 +66,14 @@ def main():
     for cp, seq in compat:
         entries.append("{0x%X, %d, %d}," % (cp, len(data), len(seq)))
         data += seq
-    lines += ["const CompatDecomposition kCompatDecompositions[] = {"] + packed(entries, 7) + ["};",
-              "const size_t kCompatDecompositionsCount = sizeof(kCompatDecompositions) / sizeof(kCompatDecompositions[0]);",
-              "const uint32_t kCompatData[] = {"]
-    lines += packed(["0x%X," % c for c in data], 16)
-    lines += ["};", "", "const uint32_t kOtherNumberRanges[][2] = {"]
+    compat_lines = lines[:2] + ["", "namespace ridge::unicode::tables {", "",
+                                "const CompatDecomposition kCompatDecompositions[] = {"]
+    compat_lines += packed(entries, 7) + [
+        "};", "const size_t kCompatDecompositionsCount = sizeof(kCompatDecompositions) / sizeof(kCompatDecompositions[0]);",
+        "", "}  // namespace ridge::unicode::tables", ""]
+    COMPAT_OUT.write_text("\n".join(compat_lines))
+    lines += ["const uint32_t kCompatData[] = {"] + packed(["0x%X," % c for c in data], 16) + ["};", ""]
+    lines += ["const uint32_t kOtherNumberRanges[][2] = {"]
     lines += packed(["{0x%X, 0x%X}," % tuple(r) for r in other_numbers], 6)
     lines += ["};", "const size_t kOtherNumberRangesCount = sizeof(kOtherNumberRanges) / sizeof(kOtherNumberRanges[0]);"]
     lines += ["", "}  // namespace ridge::unicode::tables", ""]
