@@ -22,7 +22,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = [f"src/tokenizer/{name}.cc" for name in (
     "wordpiece", "wordpiece_load", "wordpiece_gguf", "bert_normalizer", "added_tokens", "unicode_normalize",
     "unicode_normalize_data", "unicode_data", "unicode_flags", "utf8")] + [
-    "src/model/gguf/gguf_file.cc", "src/core/mapped_file.cc", "src/core/dtype.cc",
+    "src/model/gguf/gguf_file.cc", "src/model/gguf/gguf_split.cc", "src/core/mapped_file.cc", "src/core/dtype.cc",
     "tests/conformance/wordpiece_driver.cc"]
 BGE_VOCAB = pathlib.Path.home() / ".cache/ridge/llama.cpp/src/models/ggml-vocab-bert-bge.gguf"
 
