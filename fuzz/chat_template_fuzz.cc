@@ -70,10 +70,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const ridge::Error& e) {
     ridge::fuzz::rejected(e);
   }
+  // The Jinja interpreter: a template it parses renders the conversation or raises an Error.
+  try {
+    const ridge::ChatTemplate t = ridge::chat_template_from_jinja(jinja);
+    if (t.jinja) (void)ridge::render_jinja_chat(*t.jinja, messages, {});
+  } catch (const ridge::Error& e) {
+    ridge::fuzz::rejected(e);
+  }
   // Also as a bare name (--chat-template NAME): a name resolves or is an Error, never anything else.
   try {
     const ridge::ChatTemplate t = ridge::select_chat_template(std::nullopt, jinja);
-    check(ridge::chat_format_from_name(jinja) == t.format);
+    // ... or, as llama.cpp's --chat-template, Jinja text taken as the template itself.
+    check(ridge::chat_format_from_name(jinja) == t.format || !t.source.empty());
   } catch (const ridge::Error& e) {
     ridge::fuzz::rejected(e);
   }

@@ -1,5 +1,6 @@
 // jinja2's built-in filters, with the semantics of jinja2 3.1 (and transformers' `tojson`).
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <functional>
 #include <unordered_map>
@@ -23,7 +24,9 @@ Value get_path(const Value& object, const std::string& path, Interpreter& interp
     const std::string part = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
     if (v.is_undefined()) fail_undefined(v);
     Value key(part);
-    if (!part.empty() && std::all_of(part.begin(), part.end(), ::isdigit)) key = Value(int64_t(std::stoll(part)));
+    int64_t index = 0;
+    const auto parsed = std::from_chars(part.data(), part.data() + part.size(), index);
+    if (!part.empty() && parsed.ec == std::errc() && parsed.ptr == part.data() + part.size()) key = Value(index);
     if (v.is_dict()) {
       const Value* found = v.as_dict().find(key);
       v = found ? *found : Value::undefined(fmt::format("'{} object' has no attribute '{}'", v.type_name(), part));

@@ -59,7 +59,7 @@ std::string str_format(const std::string& fmt_text, const CallArgs& args) {
       if (field.empty()) {
         v = arg(args, auto_index++, "\x01");
       } else if (std::all_of(field.begin(), field.end(), ::isdigit)) {
-        v = arg(args, size_t(std::stoul(field)), "\x01");
+        v = field.size() < 9 ? arg(args, size_t(std::stoul(field)), "\x01") : Value();
       } else {
         v = arg(args, SIZE_MAX, field);
       }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 #include "core/error.h"
@@ -428,7 +429,7 @@ class Parser {
     }
     if (t.kind == TokenKind::Float) {
       auto e = node(ExprKind::Literal, line);
-      e->value = Value(std::stod(t.text));
+      e->value = Value(std::strtod(t.text.c_str(), nullptr));  // out of range: inf, as Python reads it
       next();
       return e;
     }

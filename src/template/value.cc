@@ -146,6 +146,7 @@ std::string string_repr(const std::string& s) {
 }  // namespace
 
 std::string to_repr(const Value& v) {
+  if (v.is_undefined()) return "Undefined";  // jinja2's Undefined.__repr__
   if (v.is_string()) return string_repr(v.as_string());
   if (v.is_list()) {
     const List& l = v.as_list();

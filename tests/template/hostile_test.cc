@@ -68,3 +68,16 @@ TEST(TemplateHostile, IntegerOverflowIsAnError) {
 
 }  // namespace
 }  // namespace ridge::tmpl
+
+namespace ridge::tmpl {
+namespace {
+
+TEST(TemplateHostile, HugeNumbersAreValuesOrErrorsNotCrashes) {
+  EXPECT_EQ(testing::render("{{ 1e999 }}"), "inf");
+  EXPECT_NE(failure("{{ 99999999999999999999 }}").find("too large"), std::string::npos);
+  EXPECT_EQ(testing::render("{{ [{'a': 1}]|map(attribute='99999999999999999999')|list }}"), "[Undefined]");
+  EXPECT_NE(failure("{{ '{99999999999}'.format(1) }}").find("no argument"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace ridge::tmpl
