@@ -70,7 +70,15 @@ void add_engine_options(CLI::App* cmd, EngineCliOptions& o) {
   cmd->add_option("--kv-offload-dir", o.kv_offload_dir,
                   "directory of the disk tier below --kv-offload-ram (kept across restarts; checksummed)");
   cmd->add_option("--kv-offload-size", o.kv_offload_size, "the disk tier's budget")->capture_default_str();
-  cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...)");
+  cmd->add_option("--chat-template", o.chat_template, "chat format overriding the model's (chatml, llama2, llama3, mistral, gemma, phi3, ...), or a Jinja template's text");
+  cmd->add_option_function<std::string>(
+      "--chat-template-file",
+      [&o](const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in) fail("cannot read --chat-template-file '{}'", path);
+        o.chat_template.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      },
+      "a Jinja chat template overriding the model's (llama.cpp's flag)");
   add_parallel_options(cmd, o.parallel);
 }
 
