@@ -85,6 +85,8 @@ struct Ue4m3Table {
 };
 inline const Ue4m3Table kUe4m3;
 
+#include "kernels/cpu/int8_group_simd.h"
+
 // Activation block b (32 values) of a row of MXFP4 or NVFP4 blocks, or of the 32-value types.
 template <DType T>
 inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_bytes);
@@ -129,12 +131,7 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
     return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
   } else if constexpr (T == DType::Q3_K || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
                        T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M) {
-    // The group decoded to int8 by the scalar decoder (int8_group.h), then the integer dot.
-    alignas(32) int8_t q[32];
-    float sc[2];
-    int8_group(T, row, b, q, sc);
-    return {_mm256_load_si256(reinterpret_cast<const __m256i*>(q)), 0.0f, 0.0f,
-            _mm256_set_ps(sc[1], sc[1], sc[1], sc[1], sc[0], sc[0], sc[0], sc[0])};
+    return int8_group_block<T>(row, b);  // int8_group_simd.h
   } else if constexpr (T == DType::TQ2_0) {
     // Group b % 8 of a 256-value block: bit pair g % 4 of the 32 bytes of its half, minus 1.
     const uint8_t* p = row + (b >> 3) * 66;
