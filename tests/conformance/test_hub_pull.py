@@ -32,7 +32,9 @@ TOKEN = "hf_ridge_test_token"
 Q41 = "SmolLM2-135M-Instruct-Q4_1.gguf"
 Q80 = "SmolLM2-135M-Instruct-Q8_0.gguf"
 SPLIT = ["split/SmolLM2-135M-Instruct-Q4_1-00001-of-00002.gguf", "split/SmolLM2-135M-Instruct-Q4_1-00002-of-00002.gguf"]
-HF_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_TOKEN_PATH")
+# TRANSFORMERS_OFFLINE counts as HF_HUB_OFFLINE for huggingface_hub (st_reference.py sets both in-process).
+HF_VARS = ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE",
+           "HF_TOKEN_PATH")
 
 
 @pytest.fixture(scope="module")
