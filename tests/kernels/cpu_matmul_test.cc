@@ -49,7 +49,8 @@ std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols, uint
   }
   // Where each block keeps its f16 scale: first, except Q6_K and TQ2_0 (last).
   const size_t d_offset =
-      type == DType::Q6_K || type == DType::TQ2_0 || type == DType::Q3_K ? size_t(info.block_bytes) - 2 : 0;
+      type == DType::Q6_K || type == DType::TQ2_0 || type == DType::Q3_K || type == DType::TQ1_0 ? size_t(info.block_bytes) - 2
+                                                                                                : 0;
   for (size_t off = 0; off < bytes.size(); off += size_t(info.block_bytes)) {
     const uint16_t d = f32_to_f16(0.01f + 0.02f * std::fabs(normal(rng)));
     const uint16_t m = f32_to_f16(-0.1f * std::fabs(normal(rng)));
@@ -147,7 +148,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
                                            DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3,
                                            DType::IQ4_NL, DType::IQ4_XS, DType::TQ2_0, DType::IQ2_XXS, DType::IQ2_XS,
-                                           DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M, DType::Q3_K),
+                                           DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M, DType::Q3_K, DType::TQ1_0),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // FP8 weights with the scales of their checkpoints (per channel; per 128-value block): every ISA

@@ -1,7 +1,7 @@
 #pragma once
 // Block types seen as 32-value groups of small signed integers with a scale per 16 values, the shape
 // every integer dot kernel takes (group b of a row is values 32b..32b+31): the codebook i-quants
-// (IQ2_XXS/XS/S, IQ3_XXS/S, IQ1_S/M) and Q3_K. The grids' magnitudes with their signs fit int8
+// (IQ2_XXS/XS/S, IQ3_XXS/S, IQ1_S/M), Q3_K and TQ1_0. The grids' magnitudes with their signs fit int8
 // (|q| <= 62); IQ1's g +- 1/8 is carried as 8g +- 1 with the scale divided by 8 (exact). The SIMD
 // kernels (quant_dot_simd.h) and the scalar one decode with this, so they dot the same integers.
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace ridge::cpu {
 namespace {
 
 inline bool int8_group_type(DType t) {
-  return t == DType::Q3_K || t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
+  return t == DType::Q3_K || t == DType::TQ1_0 || t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
          t == DType::IQ1_S || t == DType::IQ1_M;
 }
 
@@ -32,6 +32,11 @@ inline uint32_t load_u32(const uint8_t* p) {
   return v;
 }
 inline float load_f16(const uint8_t* p) { return f16_to_f32(load_u16(p)); }
+// TQ1_0's base-3 digit n of a byte (five to a byte, as a fraction of 243), minus 1.
+inline int8_t tq1_digit(uint8_t packed, int n) {
+  static constexpr uint8_t kPow3[5] = {1, 3, 9, 27, 81};
+  return int8_t(((uint16_t(uint8_t(packed * kPow3[n])) * 3) >> 8) - 1);
+}
 // Q3_K's sixteen 6-bit scales in 12 bytes: low nibbles in bytes 0..7 (scales 0..7 low, 8..15
 // high), the top 2 bits in bytes 8..11.
 inline int q3k_scale(const uint8_t* packed, int s) {
@@ -62,6 +67,17 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
         q[l] = int8_t(low - ((p[l] >> g) & 1 ? 0 : 4));
       }
       for (int h = 0; h < 2; ++h) scale[h] = load_f16(p + 108) * float(q3k_scale(p + 96, 2 * g + h));
+      return;
+    }
+    case DType::TQ1_0: {  // qs[48] (bytes 0-31: values 0-159 digit-major; 32-47: 160-239), qh[4] (240-255), d
+      const uint8_t* p = row + blk * 54;
+      for (int j = 0; j < 32; ++j) {
+        const int v = 32 * g + j;
+        q[j] = v < 160 ? tq1_digit(p[v % 32], v / 32)
+             : v < 240 ? tq1_digit(p[32 + (v - 160) % 16], (v - 160) / 16)
+                       : tq1_digit(p[48 + (v - 240) % 4], (v - 240) / 4);
+      }
+      scale[0] = scale[1] = load_f16(p + 52);
       return;
     }
     case DType::IQ2_XXS: {

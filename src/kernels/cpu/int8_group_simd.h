@@ -90,7 +90,7 @@ inline WeightBlock int8_group_block(const uint8_t* row, int64_t b) {
     const __m256i q = apply_signs(grid, signs[0], signs[1], signs[2], signs[3]);
     const float sc = load_f16(p) * float(1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f));
     return {q, 0.0f, 0.0f, half_scales(sc, sc)};
-  } else {  // IQ1_S, IQ1_M: 8 * grid + delta
+  } else {  // IQ1_S, IQ1_M (8 * grid + delta), TQ1_0 (base-3 digits): the scalar decoder
     alignas(32) int8_t q[32];
     float sc[2];
     int8_group(T, row, b, q, sc);

@@ -129,7 +129,7 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
     __builtin_memcpy(&scales_h, p + 2, 2);
     const int ls = ((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4;
     return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
-  } else if constexpr (T == DType::Q3_K || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
+  } else if constexpr (T == DType::Q3_K || T == DType::TQ1_0 || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
                        T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M) {
     return int8_group_block<T>(row, b);  // int8_group_simd.h
   } else if constexpr (T == DType::TQ2_0) {
@@ -188,7 +188,7 @@ inline void dot_tile(const uint8_t* rows, int64_t row_bytes, int64_t n_blocks, c
       const ActBlock& a = acts[t * act_stride + b];
       for (int r = 0; r < NR; ++r) {
         const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb[r], a));
-        if constexpr (T == DType::NVFP4 || T == DType::Q3_K || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
+        if constexpr (T == DType::NVFP4 || T == DType::Q3_K || T == DType::TQ1_0 || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
                       T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M)
           acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wb[r].lane_d, _mm256_set1_ps(a.d)), sums, acc[r][t]);
         else
@@ -451,6 +451,7 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::IQ4_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_XS>>(task);
     case DType::TQ2_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::TQ2_0>>(task);
     case DType::Q3_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q3_K>>(task);
+    case DType::TQ1_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::TQ1_0>>(task);
     case DType::IQ2_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_XXS>>(task);
     case DType::IQ2_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_XS>>(task);
     case DType::IQ2_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_S>>(task);
