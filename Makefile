@@ -51,7 +51,7 @@ test-asan: deps $(BUILD_ASAN)/build.ninja
 # fuzz/corpus/<target> with its dictionary fuzz/<target>.dict; new finds go to
 # build-fuzz/corpus-new/<target>, crashes to build-fuzz/artifacts/<target>/. FUZZ_TARGETS picks some.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= gguf_fuzz openai_request_fuzz grammar_fuzz reasoning_fuzz chat_template_fuzz safetensors_fuzz kv_tier_fuzz kv_transfer_fuzz tokenizer_fuzz embedding_files_fuzz
+FUZZ_TARGETS ?= gguf_fuzz openai_request_fuzz grammar_fuzz reasoning_fuzz chat_template_fuzz safetensors_fuzz kv_tier_fuzz kv_transfer_fuzz tokenizer_fuzz tokenizer_json_fuzz embedding_files_fuzz
 fuzz: deps
 	@tools/setup_fuzz_deps.sh
 	cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang -DRIDGE_FUZZ=ON -DBUILD_TESTING=OFF
