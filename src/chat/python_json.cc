@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/python_json_escape.h"
+
 namespace ridge::chat {
 namespace {
 
@@ -10,23 +12,7 @@ using Json = nlohmann::ordered_json;
 // Python escapes '"', '\\' and the C0 controls; \b \f \n \r \t by name, the others as \u00XX.
 void write_string(const std::string& text, std::string& out) {
   out += '"';
-  for (unsigned char c : text) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += char(c);
-        }
-    }
-  }
+  for (unsigned char c : text) append_python_json_byte(c, /*escape_del=*/true, out);
   out += '"';
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/python_json_escape.h"
 #include "template/builtins.h"
 #include "tokenizer/utf8.h"
 
@@ -26,21 +27,7 @@ void write_string(const std::string& text, bool ensure_ascii, std::string& out) 
       }
       continue;
     }
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\b': out += "\\b"; break;
-      case '\f': out += "\\f"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20 || (ensure_ascii && c == 0x7f)) {
-          out += fmt::format("\\u{:04x}", c);
-        } else {
-          out += char(c);
-        }
-    }
+    append_python_json_byte(c, ensure_ascii, out);
     ++i;
   }
   out += '"';
