@@ -15,7 +15,7 @@ namespace ridge::cpu {
 // not pick one ISA's copy of a function for another's callers.
 namespace {
 
-inline bool int8_group_type(DType t) {
+constexpr bool int8_group_type(DType t) {
   return t == DType::Q3_K || t == DType::TQ1_0 || t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
          t == DType::IQ1_S || t == DType::IQ1_M;
 }

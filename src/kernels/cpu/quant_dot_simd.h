@@ -129,8 +129,7 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
     __builtin_memcpy(&scales_h, p + 2, 2);
     const int ls = ((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4;
     return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
-  } else if constexpr (T == DType::Q3_K || T == DType::TQ1_0 || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
-                       T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M) {
+  } else if constexpr (int8_group_type(T)) {
     return int8_group_block<T>(row, b);  // int8_group_simd.h
   } else if constexpr (T == DType::TQ2_0) {
     // Group b % 8 of a 256-value block: bit pair g % 4 of the 32 bytes of its half, minus 1.
@@ -188,8 +187,7 @@ inline void dot_tile(const uint8_t* rows, int64_t row_bytes, int64_t n_blocks, c
       const ActBlock& a = acts[t * act_stride + b];
       for (int r = 0; r < NR; ++r) {
         const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb[r], a));
-        if constexpr (T == DType::NVFP4 || T == DType::Q3_K || T == DType::TQ1_0 || T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S ||
-                      T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::IQ1_M)
+        if constexpr (T == DType::NVFP4 || int8_group_type(T))
           acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wb[r].lane_d, _mm256_set1_ps(a.d)), sums, acc[r][t]);
         else
           acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wb[r].d * a.d), sums, acc[r][t]);
