@@ -53,6 +53,11 @@ double all_reduce_seconds(const CommModel& m, double bytes, int64_t n) {
   return m.all_reduce_bus.latency_s + 2.0 * double(n - 1) / double(n) * bytes / m.all_reduce_bus.bandwidth;
 }
 
+double all_gather_seconds(const CommModel& m, double bytes_per_rank, int64_t n) {
+  if (n <= 1) return 0;
+  return m.all_reduce_bus.latency_s + double(n - 1) * bytes_per_rank / m.all_reduce_bus.bandwidth;
+}
+
 double send_seconds(const CommModel& m, double bytes) { return m.send_recv.seconds(bytes); }
 
 double tp_comm_seconds(const CommModel& m, int64_t n_layer, double hidden_bytes, int64_t tp) {

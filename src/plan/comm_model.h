@@ -42,6 +42,10 @@ CommModel measured_comm_model(const CommFit& all_reduce, const CommFit& send_rec
 
 // An all-reduce of `bytes` per rank among n ranks (0 when n is 1).
 double all_reduce_seconds(const CommModel& m, double bytes, int64_t n);
+// An all-gather among n ranks, each contributing `bytes_per_rank` (0 when n is 1): a ring moves
+// (n - 1) blocks through every link, priced on the all-reduce's bus bandwidth (NCCL-tests' bus
+// bandwidth is the same link rate for both).
+double all_gather_seconds(const CommModel& m, double bytes_per_rank, int64_t n);
 // One message of `bytes`.
 double send_seconds(const CommModel& m, double bytes);
 

@@ -1,23 +1,46 @@
 #include "plan/scaling.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+
+#include "core/error.h"
 
 namespace ridge::plan {
 namespace {
 
-// One device's share of a global step. TP splits every matrix and the KV heads (KV beyond
-// n_head_kv ways is replicated; an MLA latent is shared by all heads, so TP cannot split it);
-// EP splits the experts and, with data-parallel attention, the sequences; PP splits the layers.
+bool attention_linear(const std::string& name) { return name.rfind("attn_", 0) == 0; }
+
+// The divisor of a layer matrix's bytes and FLOPs on one device, pipeline stages aside.
+double linear_divisor(const Linear& lin, const ParallelPlan& plan, const AttentionShare& attn) {
+  if (lin.routed()) return double(plan.tp * plan.ep);
+  if (lin.name == "attn_out") return attn.out;
+  if (attention_linear(lin.name)) return attn.qkv;
+  return double(plan.tp);
+}
+
+// One device's share of a global step. TP splits every matrix and the attention as
+// attention_share says; EP splits the experts and, with data-parallel attention, the sequences;
+// PP splits the layers.
 StepCost device_share(const StepCost& global, const ModelSpec& spec, const ParallelPlan& plan) {
   const double tp = double(plan.tp), pp = double(plan.pp), ep = double(plan.ep);
-  const double kv_split = spec.is_mla() ? 1.0 : double(std::min(plan.tp, spec.n_head_kv));
+  const AttentionShare attn = attention_share(spec, plan);
+  const std::vector<Linear> linears = model_linears(spec);
   StepCost share = global;
   for (auto& op : share.ops) {
-    const bool routed = op.name.rfind("expert_", 0) == 0;
-    op.flops /= tp * pp * ep;
-    op.weight_bytes /= routed ? tp * pp * ep : tp * pp;
-    op.kv_bytes /= kv_split * pp * ep;
+    const auto lin = std::find_if(linears.begin(), linears.end(), [&](const Linear& l) { return l.name == op.name; });
+    if (lin != linears.end()) {
+      const double d = linear_divisor(*lin, plan, attn);
+      op.flops /= d * pp * (lin->routed() ? 1.0 : ep);  // routed: d holds ep already
+      op.weight_bytes /= d * pp;
+    } else if (op.kind == OpKind::Attention) {
+      op.flops /= attn.heads * pp * ep;
+      op.kv_bytes /= attn.kv * pp * ep;
+    } else {  // embedding rows, output head
+      op.flops /= tp * pp * ep;
+      op.weight_bytes /= tp * pp;
+    }
     op.act_bytes /= pp * ep;
   }
   return share;
@@ -40,6 +63,24 @@ double logits_comm_seconds(const CommModel& comm, double logits_bytes, int64_t t
   return s;
 }
 
+// A step's collectives inside the TP group over `layers` layers for `tokens` tokens (the local
+// ones under data-parallel attention): after the FFN an all-reduce of the hidden state; after
+// attention one of it (TP, GQA), nothing (TP, MLA: replicated) or Helix's all-gather of the partial
+// results. Returns the total; *helix_s gets the all-gathers' part.
+double layer_comm_seconds(const CommModel& comm, const PlanInputs& in, const ParallelPlan& plan, double tokens,
+                          int64_t layers, double* helix_s) {
+  *helix_s = 0;
+  if (plan.tp <= 1) return 0;
+  const double hidden = tokens * double(in.spec.n_embd) * in.precision.activations.bytes();
+  const double ffn = double(layers) * all_reduce_seconds(comm, hidden, plan.tp);
+  if (plan.helix()) {
+    *helix_s = double(layers) * all_gather_seconds(comm, helix_partial_bytes(in.spec, tokens), plan.kvp);
+    return ffn + *helix_s;
+  }
+  if (in.spec.is_mla()) return ffn;
+  return tp_comm_seconds(comm, layers, hidden, plan.tp);
+}
+
 }  // namespace
 
 CommModel plan_comm_model(const HardwareSpec& hw, double collective_latency_s) {
@@ -47,8 +88,78 @@ CommModel plan_comm_model(const HardwareSpec& hw, double collective_latency_s) {
   return generic_comm_model(hw.interconnect_bw > 0 ? hw.interconnect_bw : hw.memory_bw, collective_latency_s);
 }
 
+void check_parallel_plan(const ParallelPlan& plan) {
+  if (plan.tp < 1 || plan.pp < 1 || plan.ep < 1 || plan.kvp < 1)
+    fail("parallel sizes must be >= 1 (TP {}, PP {}, EP {}, KVP {})", plan.tp, plan.pp, plan.ep, plan.kvp);
+  if (plan.kvp != 1 && plan.kvp != plan.tp)
+    fail("Helix shards the KV over the tensor-parallel group: KV-parallel size {} must be 1 or equal TP {}", plan.kvp, plan.tp);
+  if (plan.helix() && plan.ep > 1)
+    fail("Helix keeps attention in the tensor-parallel group; it does not combine with data-parallel attention (EP {})", plan.ep);
+}
+
+std::string describe_plan(const ParallelPlan& plan) {
+  if (plan.devices() == 1) return "one process";
+  std::string out = plan.tp > 1 ? fmt::format("{} {}", plan.helix() ? "Helix" : "TP", plan.tp) : "";
+  for (const auto& [name, n] : {std::pair{"PP", plan.pp}, std::pair{"EP", plan.ep}})
+    if (n > 1) out += fmt::format("{}{} {}", out.empty() ? "" : " x ", name, n);
+  return out;
+}
+
+AttentionShare attention_share(const ModelSpec& spec, const ParallelPlan& plan) {
+  AttentionShare a;
+  if (plan.tp <= 1) return a;
+  if (plan.helix()) {
+    a.heads = a.kv = double(plan.kvp);
+    return a;
+  }
+  if (spec.is_mla()) return a;  // replicated
+  const double tp = double(plan.tp), kv_split = double(std::min(plan.tp, spec.n_head_kv));
+  const double q = double(spec.q_dim()), kv = 2.0 * double(spec.kv_dim());
+  a.qkv = kv_split == tp ? tp : (q + kv) / (q / tp + kv / kv_split);
+  a.out = a.heads = tp;
+  a.kv = kv_split;
+  return a;
+}
+
+double helix_partial_bytes(const ModelSpec& spec, double tokens) {
+  const double width = double(spec.is_mla() ? spec.kv_lora_rank : spec.head_dim);
+  return tokens * double(spec.n_head) * (width + 2.0) * 4.0;
+}
+
+double weight_bytes_per_device(const PlanInputs& in, const ParallelPlan& plan) {
+  const AttentionShare attn = attention_share(in.spec, plan);
+  double bytes = 0;
+  for (const auto& lin : model_linears(in.spec)) bytes += lin.params() * in.precision.weights.bytes() / linear_divisor(lin, plan, attn);
+  const ParamCount pc = param_count(in.spec);
+  bytes += (pc.token_embedding + pc.output_head) * in.precision.embeddings.bytes() / double(plan.tp);
+  return bytes / double(plan.pp);
+}
+
+double kv_bytes_per_token_per_device(const PlanInputs& in, const ParallelPlan& plan) {
+  return kv_bytes_per_token(in.spec, in.precision.kv) / (attention_share(in.spec, plan).kv * double(plan.pp));
+}
+
+KvCapacity parallel_kv_capacity(const PlanInputs& in, const ParallelPlan& plan, int64_t context, double pool_bytes_per_device,
+                                double collective_latency_s) {
+  check_parallel_plan(plan);
+  KvCapacity c;
+  c.bytes_per_token = kv_bytes_per_token_per_device(in, plan);
+  if (pool_bytes_per_device > 0) {
+    c.pool_bytes = pool_bytes_per_device;
+  } else {
+    const HardwareSpec hw = rank_share(in.hw, plan_comm_model(in.hw, collective_latency_s), plan.devices());
+    c.pool_bytes = std::max(0.0, hw.memory_bytes - weight_bytes_per_device(in, plan));
+  }
+  if (c.bytes_per_token <= 0) return c;
+  c.max_context = int64_t(c.pool_bytes / c.bytes_per_token);
+  // Under data-parallel attention each device holds its own sequences whole: ep pools.
+  c.max_sequences = context > 0 ? int64_t(c.pool_bytes / (c.bytes_per_token * double(context))) * plan.ep : 0;
+  return c;
+}
+
 ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, int64_t batch, int64_t context,
                                double collective_latency_s) {
+  check_parallel_plan(plan);
   ParallelDecode r;
   r.plan = plan;
   r.batch = batch;
@@ -60,25 +171,17 @@ ParallelDecode parallel_decode(const PlanInputs& in, const ParallelPlan& plan, i
   const StepTime stage = step_time(share, hw, in.overheads);
 
   // What one device stores: its share of the weights and of its sequences' KV.
-  const ParamCount pc = param_count(in.spec);
-  double routed_params = 0;
-  for (const auto& lin : model_linears(in.spec))
-    if (lin.routed()) routed_params += lin.params();
-  const double dense_params = pc.total() - routed_params;
-  r.weight_bytes_per_device = dense_params * in.precision.weights.bytes() / double(plan.tp * plan.pp) +
-                              routed_params * in.precision.weights.bytes() / double(plan.devices());
-  const double kv_split = in.spec.is_mla() ? 1.0 : double(std::min(plan.tp, in.spec.n_head_kv));
-  r.kv_bytes_per_device = kv_bytes_per_token(in.spec, in.precision.kv) * double(context) * double(batch) /
-                          (kv_split * double(plan.pp * plan.ep));
+  r.weight_bytes_per_device = weight_bytes_per_device(in, plan);
+  r.kv_bytes_per_device = kv_bytes_per_token_per_device(in, plan) * double(context) * double(batch) / double(plan.ep);
   r.fits = r.weight_bytes_per_device + r.kv_bytes_per_device <= hw.memory_bytes;
 
   // Each token crosses every stage in turn: pipeline stages add up for one token's latency, and
-  // so do every stage's all-reduces.
+  // so do every stage's collectives.
   r.stage_s = stage.seconds;
   const double act = in.precision.activations.bytes();
   const double local_tokens = double(batch) / double(plan.ep);
   const double hidden_bytes = local_tokens * double(in.spec.n_embd) * act;
-  double comm_s = tp_comm_seconds(comm, in.spec.n_layer, hidden_bytes, plan.tp);
+  double comm_s = layer_comm_seconds(comm, in, plan, local_tokens, in.spec.n_layer, &r.helix_comm_s);
   if (plan.ep > 1 && in.spec.is_moe()) {
     const double moe_layers = double(in.spec.n_layer - in.spec.n_layer_dense_lead);
     const double a2a = hidden_bytes * double(in.spec.n_expert_used) * double(plan.ep - 1) / double(plan.ep);
@@ -98,6 +201,7 @@ ParallelPrefill parallel_prefill(const PlanInputs& in, const ParallelPlan& plan,
   r.prompt = prompt;
   r.pieces = pieces > 0 ? pieces : std::max<int64_t>(plan.pp, prompt / 256);
   r.pieces = std::clamp<int64_t>(r.pieces, 1, prompt);
+  check_parallel_plan(plan);
   const CommModel comm = plan_comm_model(in.hw, collective_latency_s);
   const HardwareSpec hw = rank_share(in.hw, comm, plan.devices());
   const double act = in.precision.activations.bytes();
@@ -111,7 +215,8 @@ ParallelPrefill parallel_prefill(const PlanInputs& in, const ParallelPlan& plan,
     // Only the last chunk projects onto the vocabulary (one row), on the last stage.
     if (!last) std::erase_if(share.ops, [](const OpCost& op) { return op.name == "output_head"; });
     const double hidden = double(n) * double(in.spec.n_embd) * act;
-    const double tp_s = tp_comm_seconds(comm, stage_layers, hidden, plan.tp);
+    double helix_s = 0;
+    const double tp_s = layer_comm_seconds(comm, in, plan, double(n), stage_layers, &helix_s);
     const double hop_s = plan.pp > 1 ? send_seconds(comm, hidden) : 0.0;
     const double compute = step_time(share, hw, in.overheads).seconds + tp_s;
     double ready = 0;  // when the chunk's input is at the stage
@@ -120,6 +225,7 @@ ParallelPrefill parallel_prefill(const PlanInputs& in, const ParallelPlan& plan,
       done[size_t(st)] = start + compute;
       ready = done[size_t(st)] + hop_s;
       r.comm_s += tp_s + (st + 1 < plan.pp ? hop_s : 0.0);
+      r.helix_comm_s += helix_s;
     }
     past += n;
   }

@@ -119,7 +119,7 @@ SplitValidateResult validate_split_on_this_machine(const std::string& model_path
   SplitValidateResult r;
   r.options = options;
   r.run = run;
-  r.plan = {run.parallel->sizes.tp, run.parallel->sizes.pp, 1};
+  r.plan = {run.parallel->sizes.tp, run.parallel->sizes.pp, 1, 1};
   r.inputs.spec = model.spec;  // whole: a shard keeps the full spec
   r.inputs.precision = engine_precision(model);
   // Rank 0 is the first stage: under PP another rank holds the output head, so read its type from the file.
@@ -196,7 +196,8 @@ std::string split_validate_report(const SplitValidateResult& r) {
     out += "  the profile has no \"dist\" entry: each rank is priced as a whole host at its own threads, with a generic link\n"
            "  (measure this machine's with mpirun -np 2 ridge probe --dist)\n";
   if (r.plan.tp > 1 && r.run.tp_mode == "gather")
-    out += "  the planner prices TP as 2 all-reduces of the hidden state per layer; --tp-mode gather runs 4 all-gathers\n";
+    out += "  the planner prices TP as all-reduces of the hidden state (2 per layer, 1 where attention is replicated); "
+           "--tp-mode gather runs all-gathers (4 per layer, 2)\n";
   out += "  the prefill has no split prediction (the planner prices decode steps); its tokens/s is measured only\n";
   return out + "\n";
 }

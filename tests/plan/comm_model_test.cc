@@ -84,9 +84,9 @@ TEST(CommModel, ParallelDecodeUsesTheMeasuredFit) {
   in.spec = *named_model_spec("llama-3-8b");
   in.precision.kv = in.precision.activations = number_format("f32");
   in.hw = small_cpu();
-  const ParallelDecode generic = parallel_decode(in, {2, 1, 1}, 1, 0);
+  const ParallelDecode generic = parallel_decode(in, {2, 1, 1, 1}, 1, 0);
   in.hw.measured_comm = measured_comm_model({20e-6, 1e9}, {5e-6, 2e9}, 2, "shared memory", "test");
-  const ParallelDecode measured = parallel_decode(in, {2, 1, 1}, 1, 0);
+  const ParallelDecode measured = parallel_decode(in, {2, 1, 1, 1}, 1, 0);
   const double hidden = double(in.spec.n_embd) * 4;
   const double logits = double(in.spec.n_vocab) * 4;
   EXPECT_NEAR(measured.comm_s, tp_comm_seconds(*in.hw.measured_comm, in.spec.n_layer, hidden, 2) +
@@ -94,7 +94,7 @@ TEST(CommModel, ParallelDecodeUsesTheMeasuredFit) {
               1e-12);
   EXPECT_GT(measured.comm_s, generic.comm_s);
   // Two ranks on one host: each has half its bandwidth, so the split work takes as long as the whole.
-  const ParallelDecode one = parallel_decode(in, {1, 1, 1}, 1, 0);
+  const ParallelDecode one = parallel_decode(in, {1, 1, 1, 1}, 1, 0);
   EXPECT_NEAR(measured.stage_s, one.stage_s, one.stage_s * 0.02);
 }
 

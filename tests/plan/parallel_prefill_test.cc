@@ -21,7 +21,7 @@ PlanInputs inputs() {
 
 TEST(ParallelPrefill, OneStageOnePieceIsTheSingleProcessPrefill) {
   const PlanInputs in = inputs();
-  const ParallelPrefill one = parallel_prefill(in, {1, 1, 1}, 2048, 1);
+  const ParallelPrefill one = parallel_prefill(in, {1, 1, 1, 1}, 2048, 1);
   EXPECT_NEAR(one.seconds, prefill_point(in, 2048).time.seconds, 1e-9);
   EXPECT_EQ(one.comm_s, 0.0);
 }
@@ -29,8 +29,8 @@ TEST(ParallelPrefill, OneStageOnePieceIsTheSingleProcessPrefill) {
 TEST(ParallelPrefill, ChunksOverlapTheStages) {
   const PlanInputs in = inputs();
   const double alone = prefill_point(in, 2048).time.seconds;
-  const ParallelPrefill whole = parallel_prefill(in, {1, 2, 1}, 2048, 1);
-  const ParallelPrefill chunked = parallel_prefill(in, {1, 2, 1}, 2048, 0);
+  const ParallelPrefill whole = parallel_prefill(in, {1, 2, 1, 1}, 2048, 1);
+  const ParallelPrefill chunked = parallel_prefill(in, {1, 2, 1, 1}, 2048, 0);
   EXPECT_EQ(chunked.pieces, 8);  // ridge's default: 256-token chunks
   // Unchunked, stage 2 waits for all of stage 1: the whole prompt's time, and a hop.
   EXPECT_NEAR(whole.seconds, alone, alone * 0.05);

@@ -103,8 +103,8 @@ TEST(RooflineProperties, TensorParallelSplitsWeightsAndAddsComm) {
   PlanInputs in;
   in.spec = *named_model_spec("llama-3-70b");
   in.hw = find_hardware("H100");
-  const ParallelDecode one = parallel_decode(in, {1, 1, 1}, 1, 0);
-  const ParallelDecode eight = parallel_decode(in, {8, 1, 1}, 1, 0);
+  const ParallelDecode one = parallel_decode(in, {1, 1, 1, 1}, 1, 0);
+  const ParallelDecode eight = parallel_decode(in, {8, 1, 1, 1}, 1, 0);
   EXPECT_NEAR(eight.weight_bytes_per_device * 8, one.weight_bytes_per_device, one.weight_bytes_per_device * 1e-9);
   EXPECT_GT(eight.comm_s, 0);
   EXPECT_GT(eight.tok_s_per_stream(), 5 * one.tok_s_per_stream());  // "nearly 8x the single-stream ceiling"
