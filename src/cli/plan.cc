@@ -11,6 +11,7 @@
 #include <fstream>
 
 #include "cli/commands.h"
+#include "cli/engine_options.h"
 #include "cli/parallel_options.h"
 #include "core/error.h"
 #include "dist/lockstep.h"
@@ -47,6 +48,7 @@ struct PlanArgs {
   bool save_calibration = false;
   bool no_calibration = false;
   std::string slo;  // --slo ttft=1s,itl=40ms: size the engine for it
+  std::string kv_pool;  // --kv-pool 8GiB: each rank's KV budget for the capacity columns
 };
 
 // `ridge plan MODEL --slo ...`: what `ridge serve --slo` would choose, from the cost model and the
@@ -135,6 +137,7 @@ void run_split_validate(const PlanArgs& a, const ParallelCliOptions& split, dist
 void run_validate(const PlanArgs& a) {
   const ParallelPlan& layout = a.options.parallel;
   if (layout.ep > 1) fail("--validate splits by --tp and --pp; --ep is planned but not validated");
+  if (layout.helix()) fail("--validate splits by --tp and --pp; --helix is planned but not validated");
   ParallelCliOptions split;
   split.tp = int(layout.tp);
   split.pp = int(layout.pp);
@@ -158,8 +161,18 @@ void run_validate(const PlanArgs& a) {
   if (a.save_calibration) std::printf("saved the fitted overheads to %s\n", default_calibration_path().c_str());
 }
 
+// --helix N names the tensor-parallel group it shards: --tp defaults to N and must equal it.
+void resolve_helix(ParallelPlan& p) {
+  if (p.kvp < 1) fail("--helix must be >= 1, got {}", p.kvp);
+  if (p.kvp > 1 && p.tp == 1) p.tp = p.kvp;
+  if (p.kvp > 1 && p.tp != p.kvp)
+    fail("--helix {} shards the KV over the tensor-parallel group: --tp must be {} too (got {})", p.kvp, p.kvp, p.tp);
+  check_parallel_plan(p);
+}
+
 void run_plan(PlanArgs a) {
   if (a.list) return print_lists(a);
+  resolve_helix(a.options.parallel);
   if (a.validate) return run_validate(a);
   const PlanModel model = resolve_plan_model(a.model);
   PlanInputs in;
@@ -191,6 +204,7 @@ void run_plan(PlanArgs a) {
   for (int64_t b : o.batches)
     if (b < 1) fail("--batch sizes must be positive, got {}", b);
   if (o.context < 0 || o.prompt < 1) fail("--context must be >= 0 and --prompt >= 1");
+  if (!a.kv_pool.empty()) o.kv_pool_bytes = double(parse_bytes(a.kv_pool));
 
   const PlanReport report = build_plan_report(in, model, o);
   if (!a.svg.empty()) {
@@ -241,6 +255,12 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--tp", o.parallel.tp, "tensor-parallel degree of an extra plan to evaluate");
   cmd->add_option("--pp", o.parallel.pp, "pipeline-parallel degree");
   cmd->add_option("--ep", o.parallel.ep, "expert-parallel degree");
+  cmd->add_option("--helix", o.parallel.kvp,
+                  "Helix: KV-parallel size, the tensor-parallel group (--tp defaults to it); compares one process, TP N and "
+                  "Helix N at --context")
+      ->type_name("N");
+  cmd->add_option("--kv-pool", a->kv_pool, "each rank's KV budget for the capacity columns (512MiB, 8GiB; default: memory after weights)")
+      ->type_name("SIZE");
   cmd->add_option("--rps", o.traffic.requests_per_s, "requests per second for pool sizing")->capture_default_str();
   cmd->add_option("--output-tokens", o.traffic.output_tokens, "output tokens per request")->capture_default_str();
   cmd->add_option("--spec-k", o.speculative.draft_tokens, "speculative draft tokens per round")->capture_default_str();

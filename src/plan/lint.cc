@@ -104,11 +104,14 @@ void check_tensor_parallel(const ModelSpec& s, std::vector<LintFinding>& out) {
   if (s.is_mla()) {
     f.level = LintLevel::Note;
     f.value = fmt::format("MLA latent {} shared by {} heads", s.kv_lora_rank, s.n_head);
-    f.message = "TP cannot split the latent KV; shard it by sequence (Helix) or use data-parallel attention (guideline 7)";
+    f.message =
+        "TP cannot split the latent KV; shard it by sequence with Helix (--helix N, the TP group of N) or use data-parallel "
+        "attention (guideline 7)";
   } else if (s.n_head_kv < 8) {
     f.level = LintLevel::Note;
     f.value = fmt::format("{} KV heads", s.n_head_kv);
-    f.message = fmt::format("TP beyond {} replicates the KV cache; TP=8 (an NVLink domain) cannot split it (guideline 7)",
+    f.message = fmt::format("TP beyond {} replicates the KV cache; TP=8 (an NVLink domain) cannot split it; Helix (--helix N) "
+                            "shards it by sequence instead (guideline 7)",
                             s.n_head_kv);
   } else {
     f.value = fmt::format("{} KV heads", s.n_head_kv);

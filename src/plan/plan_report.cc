@@ -88,20 +88,37 @@ ReportSection decode_section(const PlanInputs& in, const PlanOptions& o) {
   return s;
 }
 
+// One device's ledger at a few contexts, then one rank's under the asked-for split (and TP's
+// counterpart of a Helix plan): what a token costs each rank and the longest context its pool holds.
 ReportSection kv_section(const PlanInputs& in, const PlanOptions& o) {
-  ReportSection s{"kv", "KV cache ledger (one device)"};
-  s.table = TextTable({"context", "per token", "per sequence", "sequences that fit"});
+  const bool split = o.parallel.devices() > 1;
+  ReportSection s{"kv", split ? "KV cache ledger (one device, then one rank of each split)" : "KV cache ledger (one device)"};
+  s.table = TextTable({"layout", "context", "per token", "per sequence", "sequences that fit", "longest context"});
   json rows = json::array();
-  for (int64_t ctx : {o.context, int64_t(32768), int64_t(131072)}) {
-    const KvLedger k = kv_ledger(in, ctx);
-    s.table.add_row({std::to_string(ctx), format_bytes(k.bytes_per_token), format_bytes(k.bytes_per_sequence),
-                     std::to_string(k.max_sequences)});
-    rows.push_back({{"context", ctx}, {"bytes_per_token", k.bytes_per_token}, {"bytes_per_sequence", k.bytes_per_sequence},
-                    {"max_sequences", k.max_sequences}});
+  auto add = [&](const ParallelPlan& plan, int64_t ctx) {
+    const KvCapacity c = parallel_kv_capacity(in, plan, ctx, o.kv_pool_bytes);
+    const std::string layout = plan.devices() > 1 ? describe_plan(plan) + " (per rank)" : "one device";
+    s.table.add_row({layout, std::to_string(ctx), format_bytes(c.bytes_per_token), format_bytes(c.bytes_per_token * double(ctx)),
+                     std::to_string(c.max_sequences), std::to_string(c.max_context)});
+    rows.push_back({{"layout", describe_plan(plan)}, {"tp", plan.tp}, {"pp", plan.pp}, {"ep", plan.ep}, {"kvp", plan.kvp},
+                    {"context", ctx}, {"bytes_per_token", c.bytes_per_token}, {"bytes_per_sequence", c.bytes_per_token * double(ctx)},
+                    {"max_sequences", c.max_sequences}, {"pool_bytes", c.pool_bytes}, {"max_context", c.max_context}});
+  };
+  for (int64_t ctx : {o.context, int64_t(32768), int64_t(131072)}) add(ParallelPlan{}, ctx);
+  if (split) {
+    if (o.parallel.helix()) {
+      ParallelPlan tp = o.parallel;
+      tp.kvp = 1;
+      add(tp, o.context);
+    }
+    add(o.parallel, o.context);
   }
   const KvLedger k = kv_ledger(in, o.context);
-  s.notes.push_back(fmt::format("memory left after {} of weights: {}", format_bytes(k.weight_bytes), format_bytes(k.free_bytes)));
-  s.json = {{"rows", rows}, {"free_bytes", k.free_bytes}};
+  s.notes.push_back(o.kv_pool_bytes > 0 ? fmt::format("KV pool of {} per device (--kv-pool)", format_bytes(o.kv_pool_bytes))
+                                        : fmt::format("memory left after {} of weights: {}", format_bytes(k.weight_bytes),
+                                                      format_bytes(k.free_bytes)));
+  if (split) s.notes.push_back("a split's rank: its pool is its memory after its share of the weights (or --kv-pool)");
+  s.json = {{"rows", rows}, {"free_bytes", k.free_bytes}, {"pool_bytes", o.kv_pool_bytes}};
   return s;
 }
 
@@ -185,6 +202,7 @@ ReportSection quant_section(const PlanInputs& in, const PlanOptions& o) {
 
 std::string ReportSection::render() const {
   std::string out = "## " + title + "\n" + table.render();
+  for (const auto& [heading, t] : more_tables) out += "  " + heading + "\n" + t.render();
   for (const auto& n : notes) out += "  " + n + "\n";
   return out + "\n";
 }

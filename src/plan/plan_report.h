@@ -18,7 +18,8 @@ struct PlanOptions {
   int64_t prompt = 1024;                        // prefill / TTFT prompt length
   double itl_slo_s = 0.040;
   std::optional<double> price_per_hour;         // overrides the hardware entry's
-  ParallelPlan parallel;                        // a plan to evaluate besides the TP sweep
+  ParallelPlan parallel;                        // a plan to evaluate besides the TP sweep (kvp > 1: Helix)
+  double kv_pool_bytes = 0;                     // per-device KV budget for capacities; 0 = memory after the weights
   TrafficMix traffic;
   SpeculativeDecode speculative;
   int64_t gemm_tokens = 0;                      // GEMM-M for the shape table; 0 = the prompt length

@@ -3,6 +3,7 @@
 // report files (plan_report*.cc).
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "plan/plan_report.h"
@@ -16,6 +17,7 @@ struct ReportSection {
   std::string name;   // "decode": the --section key and the JSON key
   std::string title;  // "Decode versus batch (context 8192)"
   TextTable table{{}};
+  std::vector<std::pair<std::string, TextTable>> more_tables;  // further tables after the first, each under its heading
   std::vector<std::string> notes;
   nlohmann::json json = nlohmann::json::object();
 

@@ -5,7 +5,9 @@
 
 #include "core/error.h"
 #include "plan/hardware.h"
+#include "plan/lint.h"
 #include "plan/model_catalog.h"
+#include "plan/plan_report.h"
 #include "plan/scaling.h"
 
 namespace ridge::plan {
@@ -153,6 +155,41 @@ TEST(HelixPlan, GqaWithFewKvHeadsReplicatesUnderTpNotHelix) {
   EXPECT_DOUBLE_EQ(share.heads, 8);
   EXPECT_LT(share.qkv, 8);  // the K/V projections replicated with their heads
   EXPECT_GT(share.qkv, double(in.spec.n_head_kv));
+}
+
+TEST(HelixPlan, ReportComparesOneProcessTpAndHelix) {
+  PlanInputs in = inputs("deepseek-v2-lite");
+  PlanModel model{in.spec, "catalogue", std::nullopt, ""};
+  PlanOptions o;
+  o.context = 32768;
+  o.batches = {1, 8};
+  o.parallel = kHelix2;
+  o.kv_pool_bytes = 4.0 * (1 << 30);
+  o.sections = {"parallel", "kv"};
+  const PlanReport r = build_plan_report(in, model, o);
+  EXPECT_NE(r.text.find("Helix 2 against TP 2 and one process at context 32768"), std::string::npos) << r.text;
+  const auto& helix = r.json["parallel"]["helix"];
+  ASSERT_EQ(helix["rows"].size(), 6u);  // batch 1 and 8, three layouts each
+  EXPECT_EQ(helix["rows"][0]["layout"], "one process");
+  EXPECT_EQ(helix["rows"][1]["layout"], "TP 2");
+  EXPECT_EQ(helix["rows"][2]["layout"], "Helix 2");
+  EXPECT_EQ(helix["rows"][2]["kvp"], 2);
+  EXPECT_NEAR(helix["rows"][2]["max_context"].get<double>(), 2 * helix["rows"][1]["max_context"].get<double>(), 2);
+  EXPECT_GT(helix["rows"][2]["helix_comm_s"].get<double>(), 0);
+  EXPECT_EQ(helix["prefill"].size(), 3u);
+  bool kv_row = false;
+  for (const auto& row : r.json["kv"]["rows"]) kv_row |= row["layout"] == "Helix 2" && row["context"] == 32768;
+  EXPECT_TRUE(kv_row);
+  // Without --helix, no comparison.
+  o.parallel = kTp2;
+  EXPECT_FALSE(build_plan_report(in, model, o).json["parallel"].contains("helix"));
+}
+
+TEST(HelixPlan, LintNamesTheFlag) {
+  bool named = false;
+  for (const auto& f : lint_model(*named_model_spec("deepseek-v3")))
+    if (f.check == "tp.kv_heads") named = f.message.find("--helix N") != std::string::npos;
+  EXPECT_TRUE(named);
 }
 
 }  // namespace
