@@ -104,7 +104,9 @@ ReportSection kv_section(const PlanInputs& in, const PlanOptions& o) {
                     {"context", ctx}, {"bytes_per_token", c.bytes_per_token}, {"bytes_per_sequence", c.bytes_per_token * double(ctx)},
                     {"max_sequences", c.max_sequences}, {"pool_bytes", c.pool_bytes}, {"max_context", c.max_context}});
   };
-  for (int64_t ctx : {o.context, int64_t(32768), int64_t(131072)}) add(ParallelPlan{}, ctx);
+  add(ParallelPlan{}, o.context);
+  for (int64_t ctx : {int64_t(32768), int64_t(131072)})
+    if (ctx != o.context) add(ParallelPlan{}, ctx);
   if (split) {
     if (o.parallel.helix()) {
       ParallelPlan tp = o.parallel;
