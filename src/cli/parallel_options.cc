@@ -19,6 +19,12 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
   g->add_flag("--enable-dp-attention", o.dp_attention,
               "MoE with --ep = --tp: attention data-parallel (each rank its own sequences), tokens sent to their "
               "experts' ranks and back by all-to-all");
+  g->add_option("--helix", o.helix,
+                "KV-parallel ranks (Helix; equal to --tp, which it sets when left at 1): each sequence's KV is dealt "
+                "out position by position across the tensor-parallel group, each rank attends over its own "
+                "positions and the partial results are merged; attention weights whole on every rank, the FFN "
+                "split. For long contexts and models with few KV heads (GQA, MLA)")
+      ->capture_default_str();
   g->add_option("--tp-mode", o.tp_mode,
                 "gather: all-gathers after every split matrix, output bit-identical to one process; reduce: two "
                 "all-reduces per layer (Megatron), about half the bytes, output within rounding")
@@ -28,7 +34,13 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
 dist::Parallel* parallel_for(const ParallelCliOptions& o) {
   static std::unique_ptr<dist::Parallel> made;
   if (made) return made->distributed() ? made.get() : nullptr;
-  made = std::make_unique<dist::Parallel>(dist::make_parallel({o.tp, o.pp, o.ep, o.pp_microbatches}));
+  if (o.helix < 1) fail("--helix must be 1 or more, not {}", o.helix);
+  const int tp = o.helix > 1 && o.tp == 1 ? o.helix : o.tp;
+  if (o.helix > 1 && tp != o.helix) fail("--helix {} shards the KV over the tensor-parallel group: it needs --tp {} (not {})", o.helix, o.helix, o.tp);
+  if (o.helix > 1 && o.dp_attention) fail("--helix and --enable-dp-attention divide the sequences two ways: pick one");
+  dist::ParallelSizes sizes{tp, o.pp, o.ep, o.pp_microbatches};
+  sizes.kvp = o.helix;
+  made = std::make_unique<dist::Parallel>(dist::make_parallel(sizes));
   dist::on_finalize([] { made.reset(); });
   return made->distributed() ? made.get() : nullptr;
 }
@@ -38,7 +50,7 @@ std::unique_ptr<ShardRequest> shard_request(const dist::Parallel* p, const Paral
   if (o.tp_mode != "gather" && o.tp_mode != "reduce") fail("--tp-mode must be gather or reduce, not '{}'", o.tp_mode);
   return std::make_unique<ShardRequest>(ShardRequest{p->tp_rank, p->sizes.tp, p->stage, p->sizes.pp, p->sizes.ep > 1,
                                                      o.tp_mode == "gather" ? TpMode::Gather : TpMode::Reduce,
-                                                     o.dp_attention});
+                                                     o.dp_attention, p->sizes.kvp > 1});
 }
 
 int default_threads(int requested) {

@@ -15,6 +15,7 @@ namespace ridge::cli {
 struct ParallelCliOptions {
   int tp = 1, pp = 1, ep = 1;
   int pp_microbatches = 0;
+  int helix = 1;  // KV-parallel ranks (Helix): the tensor-parallel group shards every sequence's KV by position
   bool dp_attention = false;
   std::string tp_mode = "gather";  // gather (bit-identical to one process) or reduce (Megatron all-reduce)
 };

@@ -13,6 +13,13 @@ constexpr int kLogitsTag = 1 << 20;  // above every piece's tag
 
 }  // namespace
 
+int32_t kv_block_share(const Model& shard_model, int32_t block_size, const Parallel& parallel) {
+  if (!shard_model.shard || !shard_model.shard->request.helix) return block_size;
+  const int n = parallel.sizes.tp;
+  if (block_size % n != 0) fail("--helix {}: the KV block size {} must be a multiple of {}", n, block_size, n);
+  return block_size / n;
+}
+
 std::vector<BatchPiece> cut_batch(const TokenBatch& batch, int pieces, int64_t min_tokens) {
   const auto total = int64_t(batch.tokens.size());
   const int64_t target = std::max(min_tokens, (total + pieces - 1) / std::max(pieces, 1));
@@ -37,9 +44,10 @@ std::vector<BatchPiece> cut_batch(const TokenBatch& batch, int pieces, int64_t m
 
 StageForward::StageForward(const Model& shard_model, const PagedForwardConfig& c, Parallel& parallel)
     : model_(shard_model), parallel_(parallel), forward_(shard_model, c.n_threads),
-      store_(forward_.kv_layout(c.block_size, c.n_blocks, c.kv_dtype)) {
+      store_(forward_.kv_layout(kv_block_share(shard_model, c.block_size, parallel), c.n_blocks, c.kv_dtype)) {
   if (!shard_model.shard) fail("a rank of a split model needs its shard");
   Communicator& tp = *parallel.tp_group;
+  if (shard_model.shard->request.helix) forward_.set_kv_parallel({tp.rank(), tp.size()});
   forward_.set_tensor_parallel({[&tp](float* data, int64_t n) { tp.all_reduce_sum(data, n); },
                                 [this](const float* local, int64_t rows, const Partition& parts, float* full) {
                                   gather_columns(local, rows, parts, full);

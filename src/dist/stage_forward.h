@@ -26,6 +26,10 @@ struct BatchPiece {
 };
 std::vector<BatchPiece> cut_batch(const TokenBatch& batch, int pieces, int64_t min_tokens);
 
+// The positions of a scheduler's KV block one rank's store holds: all of them, or under Helix its
+// 1/tp share (dealt out position by position). Error when the block does not divide evenly.
+int32_t kv_block_share(const Model& shard_model, int32_t block_size, const Parallel& parallel);
+
 class StageForward {
  public:
   StageForward(const Model& shard_model, const PagedForwardConfig& config, Parallel& parallel);

@@ -16,6 +16,9 @@ struct ParallelSizes {
   int pp = 1;  // pipeline parallel: contiguous layer ranges, one per stage
   int ep = 1;  // expert parallel: 1, or tp (the tensor-parallel group owns whole experts instead of slices)
   int microbatches = 0;  // pieces a pipeline cuts each step into (0: one per stage, long prompts in 256-token chunks; 1: whole)
+  // Helix: 1, or tp (the tensor-parallel group holds each sequence's KV split by position, every rank
+  // position p with p % tp == its rank, and attends over its own positions; partial results merged).
+  int kvp = 1;
   int world() const { return tp * pp; }
 };
 

@@ -115,13 +115,14 @@ void ModelForward::forward(std::span<const int32_t> tokens, KvCache& cache, bool
 void ModelForward::check(const TokenBatch& batch, const KvStore& store) const {
   const KvLayout& kv = store.layout();
   if (!kv_shape_matches(spec_, kv)) fail("the KV store's shape does not match the model");
+  const int64_t block_size = table_block_size(store);
   int64_t n = 0;
   for (const SequenceRun& run : batch.runs) {
     if (run.n_tokens <= 0 || run.first_position < 0) fail("a sequence run needs tokens and a position >= 0");
     const int64_t end = run.first_position + run.n_tokens;
-    if (int64_t(run.blocks.size()) * kv.block_size < end)
-      fail("{} KV blocks of {} tokens cannot hold position {}", run.blocks.size(), kv.block_size, end - 1);
-    for (int64_t b = 0; b < (end + kv.block_size - 1) / kv.block_size; ++b)
+    if (int64_t(run.blocks.size()) * block_size < end)
+      fail("{} KV blocks of {} tokens cannot hold position {}", run.blocks.size(), block_size, end - 1);
+    for (int64_t b = 0; b < (end + block_size - 1) / block_size; ++b)
       if (run.blocks[size_t(b)] < 0 || run.blocks[size_t(b)] >= kv.n_blocks)
         fail("KV block {} is outside the pool of {}", run.blocks[size_t(b)], kv.n_blocks);
     n += run.n_tokens;

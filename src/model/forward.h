@@ -74,6 +74,15 @@ class ModelForward final : private LayerPass {
   const ModelSpec& spec() const { return model_.spec; }  // the whole model's shapes
   const ModelSpec& local_spec() const { return spec_; }  // the shapes of this rank's weights
   void set_tensor_parallel(TensorParallelOps ops) { tp_ = std::move(ops); }
+  // Helix (ShardRequest::helix): this rank's place in the KV-parallel group, which is the
+  // tensor-parallel group (its gather_rows merges the ranks' partial attention). Rank r keeps the
+  // K/V of position p when p % size == r, in slot (p % B) / size of the block's share: a store's
+  // block holds B / size positions of the scheduler's block of B. Attention runs over the rank's own
+  // positions; the ranks' partial softmax results are merged in rank order.
+  struct KvParallel {
+    int rank = 0, size = 1;
+  };
+  void set_kv_parallel(KvParallel kvp) { kvp_ = kvp; }
   KvCache make_cache(int64_t n_ctx, KvDtype dtype = KvDtype::F16) const;
   KvLayout kv_layout(int32_t block_size, int32_t n_blocks, KvDtype dtype) const;
 
@@ -136,6 +145,21 @@ class ModelForward final : private LayerPass {
     int64_t block_scratch_floats = 0;
   };
   void attend(const TiledAttention& attention, int64_t n_tokens);
+  // Helix (blocks/kv_parallel.cc). The scheduler's block size: the store's times the group's size.
+  int32_t table_block_size(const KvStore& store) const { return store.layout().block_size * kvp_.size; }
+  bool kv_parallel() const { return kvp_.size > 1; }
+  // Token t's K/V (v null: a keys-only store) into its block, when this rank keeps its position.
+  void write_kv(KvStore& store, int64_t layer, int64_t t, const float* k, const float* v);
+  // positions_ and first_position_ become indices into this rank's own positions for attend()
+  // (a token whose history holds none of them gets an empty range); end_local_positions restores them.
+  void begin_local_positions(int64_t n_tokens);
+  void end_local_positions();
+  // Where a token's merged partial for one unit (a KV head's group of query heads; MLA: all heads) goes.
+  float* kv_partial(int64_t t, int64_t unit) { return kvp_mine_.data() + (t * kvp_units_ + unit) * kvp_unit_floats_; }
+  void reserve_kv_partials(int64_t n_tokens, int64_t units, int64_t unit_floats);
+  // Every rank's partials all-gathered; finish(t, unit, partials) gets the unit's partials of every
+  // rank one after another, in rank order.
+  void merge_kv_parallel(int64_t n_tokens, const std::function<void(int64_t t, int64_t unit, const float* partials)>& finish);
   // y (for each head h: rows at y + t * y_row + h * y_head) = heads[h] applied to x (rows at
   // x + t * x_row + h * x_head): one small matmul per head (MLA's absorption and decompression).
   void head_matmuls(const std::vector<WeightRef>& heads, const float* x, int64_t x_row, int64_t x_head, float* y,
@@ -178,6 +202,10 @@ class ModelForward final : private LayerPass {
   const ModelSpec spec_;  // local_spec()
   const Architecture& arch_;
   TensorParallelOps tp_;
+  KvParallel kvp_;
+  std::vector<float> kvp_mine_, kvp_all_;  // Helix: this rank's merged partials, and every rank's
+  int64_t kvp_units_ = 0, kvp_unit_floats_ = 0;
+  std::vector<int32_t> global_positions_;  // Helix: positions_ while it holds local indices
   std::vector<float> local_logits_;  // (rows, this rank's vocabulary slice)
   std::vector<float> gathered_;      // TpMode::Gather: a block's input put together from all ranks
   std::vector<float> part_;          // TpMode::Gather: this rank's columns of a block's output

@@ -95,6 +95,7 @@ ModelShard plan_shard(const ModelSpec& spec, const ModelWeights& weights, const 
   const int T = r.tp_size;
   if (T < 1 || r.tp_rank < 0 || r.tp_rank >= T) fail("tensor-parallel rank {} of {}", r.tp_rank, T);
   if (r.n_stages < 1 || r.stage < 0 || r.stage >= r.n_stages) fail("pipeline stage {} of {}", r.stage, r.n_stages);
+  if (r.helix && r.dp_attention) fail("--helix shards each sequence's KV across the group; --enable-dp-attention gives each rank whole sequences: pick one");
   ModelShard shard;
   shard.request = r;
   const std::vector<int64_t> bounds = stage_bounds(spec, weights, r.n_stages);
@@ -119,8 +120,9 @@ ModelShard plan_shard(const ModelSpec& spec, const ModelWeights& weights, const 
   const bool gather = r.tp_mode == TpMode::Gather;
   shard.vocab = partition(spec.n_vocab, 16, T);
   shard.embd = gather ? partition(spec.n_embd, 16, T) : replicated(spec.n_embd, T);
-  shard.attention_split = !spec.is_mla();
-  if (spec.is_mla()) {
+  // Helix: attention whole on every rank (each attends over its own positions), the rest split.
+  shard.attention_split = !spec.is_mla() && !r.helix;
+  if (!shard.attention_split) {
     shard.kv_heads = replicated(spec.n_head_kv, T);
     shard.q_heads = replicated(spec.n_head, T);
   } else if (spec.n_head_kv >= T) {

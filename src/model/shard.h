@@ -33,6 +33,10 @@ struct ShardRequest {
   // data-parallel, each rank on its own sequences; tokens go to their experts' ranks and back by
   // all-to-all (SGLang's --enable-dp-attention, wide EP).
   bool dp_attention = false;
+  // Helix (KV parallelism over the whole tensor-parallel group): attention weights replicated, each
+  // rank keeps the K/V of positions p with p % tp_size == tp_rank and attends over them; the ranks'
+  // partial softmax results are all-gathered and merged in rank order. FFN and experts split as usual.
+  bool helix = false;
 };
 
 struct Slice {  // [begin, begin + count)

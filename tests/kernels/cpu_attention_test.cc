@@ -307,5 +307,38 @@ TEST(CpuAttention, TilesMergeToTheReferenceOverLongHistories) {
   }
 }
 
+
+// A KV-parallel rank's merged partial (attention_merge_partial), merged again with other ranks'
+// (attention_merge over the partials in order), equals merging every tile at once within rounding;
+// a rank with no tiles contributes nothing.
+TEST(CpuAttention, MergedPartialsMergeLikeTheirTiles) {
+  std::mt19937 rng(9);
+  std::normal_distribution<float> normal(0.0f, 2.0f);
+  const int heads = 3, dim = 20, n_tiles = 7;
+  const ref::AttentionArgs args{heads, 1, dim, 0.1f};
+  const int64_t part = attention_partial_floats(args, heads);
+  std::vector<float> tiles(static_cast<size_t>(n_tiles * part));
+  for (int64_t c = 0; c < n_tiles; ++c)
+    for (int h = 0; h < heads; ++h) {
+      float* p = tiles.data() + c * part + h * (dim + 2);
+      p[0] = normal(rng);
+      p[1] = 1.0f + std::abs(normal(rng));
+      for (int d = 0; d < dim; ++d) p[2 + d] = normal(rng);
+    }
+  std::vector<float> want(static_cast<size_t>(heads * dim)), got(want.size());
+  attention_merge(args, heads, tiles.data(), n_tiles, want.data());
+  // Ranks holding tiles {0, 1, 2}, {3, 4, 5, 6} and none.
+  std::vector<float> ranks(static_cast<size_t>(3 * part));
+  attention_merge_partial(args, heads, tiles.data(), 3, ranks.data());
+  attention_merge_partial(args, heads, tiles.data() + 3 * part, 4, ranks.data() + part);
+  attention_merge_partial(args, heads, tiles.data(), 0, ranks.data() + 2 * part);
+  for (int h = 0; h < heads; ++h) {
+    EXPECT_EQ(ranks[size_t(2 * part + h * (dim + 2))], -INFINITY);
+    EXPECT_EQ(ranks[size_t(2 * part + h * (dim + 2) + 1)], 0.0f);
+  }
+  attention_merge(args, heads, ranks.data(), 3, got.data());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5f * (1.0f + std::abs(want[i]))) << i;
+}
+
 }  // namespace
 }  // namespace ridge::cpu

@@ -190,22 +190,44 @@ void attention_tile(const ref::AttentionArgs& args, const AttentionQuery& query,
   }
 }
 
+namespace {
+
+// One head's tiles (at first, first + stride, ...) rescaled to their common maximum and summed:
+// out = Σ exp(m_c - m) o_c; returns m, and Σ exp(m_c - m) s_c in sum.
+float merge_head_tiles(const float* first, int64_t stride, int64_t n_tiles, int64_t dim, float* out, double& sum) {
+  float max_score = -INFINITY;
+  for (int64_t c = 0; c < n_tiles; ++c) max_score = std::max(max_score, first[c * stride]);
+  sum = 0.0;
+  std::fill(out, out + dim, 0.0f);
+  for (int64_t c = 0; c < n_tiles; ++c) {
+    const float* part = first + c * stride;
+    const float weight = std::exp(part[0] - max_score);
+    sum += double(weight) * double(part[1]);
+    for (int64_t d = 0; d < dim; ++d) out[d] = out[d] + weight * part[2 + d];
+  }
+  return max_score;
+}
+
+}  // namespace
+
 void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles, float* out) {
   const int64_t dim = args.head_dim, stride = attention_partial_floats(args, n_heads);
   for (int64_t i = 0; i < n_heads; ++i, out += dim) {
-    const float* first = partials + i * (dim + 2);
-    float max_score = -INFINITY;
-    for (int64_t c = 0; c < n_tiles; ++c) max_score = std::max(max_score, first[c * stride]);
     double sum = 0.0;
-    std::fill(out, out + dim, 0.0f);
-    for (int64_t c = 0; c < n_tiles; ++c) {
-      const float* part = first + c * stride;
-      const float weight = std::exp(part[0] - max_score);
-      sum += double(weight) * double(part[1]);
-      for (int64_t d = 0; d < dim; ++d) out[d] = out[d] + weight * part[2 + d];
-    }
+    merge_head_tiles(partials + i * (dim + 2), stride, n_tiles, dim, out, sum);
     const float inv_sum = float(1.0 / sum);
     for (int64_t d = 0; d < dim; ++d) out[d] = out[d] * inv_sum;
+  }
+}
+
+void attention_merge_partial(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles,
+                             float* out_partial) {
+  const int64_t dim = args.head_dim, stride = attention_partial_floats(args, n_heads);
+  for (int64_t i = 0; i < n_heads; ++i) {
+    float* part = out_partial + i * (dim + 2);
+    double sum = 0.0;
+    part[0] = merge_head_tiles(partials + i * (dim + 2), stride, n_tiles, dim, part + 2, sum);
+    part[1] = float(sum);
   }
 }
 

@@ -80,6 +80,13 @@ void attention_tile_queries(const ref::AttentionArgs& args, const AttentionQueri
 // The n_tiles partials of one query, in tile order -> out (n_heads, head_dim).
 void attention_merge(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles, float* out);
 
+// The n_tiles partials of one query, in tile order, merged into one partial of the same layout
+// ([m, s, o] per head, o not yet divided by s): what a rank of a KV-parallel group (Helix) contributes
+// for the positions it holds. No tiles: m = -inf, s = 0, o = 0, which weighs nothing in a merge.
+// attention_merge over such partials in rank order finishes the query.
+void attention_merge_partial(const ref::AttentionArgs& args, int64_t n_heads, const float* partials, int64_t n_tiles,
+                             float* out_partial);
+
 // One (token, query head), all tiles in order (tests; the CUDA kernels' oracle).
 void attention_head_paged(const ref::AttentionArgs& args, int64_t head, const float* q_head, int32_t position,
                           const KvLayerView& kv, std::span<const BlockId> table, float* out_head,

@@ -83,6 +83,12 @@ void latent_attention_merge(const ref::LatentAttentionArgs& args, const float* p
   attention_merge(merged, args.n_heads, partials, n_tiles, out);
 }
 
+void latent_attention_merge_partial(const ref::LatentAttentionArgs& args, const float* partials, int64_t n_tiles,
+                                    float* out_partial) {
+  const ref::AttentionArgs merged{args.n_heads, 1, args.latent_dim, args.scale};
+  attention_merge_partial(merged, args.n_heads, partials, n_tiles, out_partial);
+}
+
 void latent_attention_paged(const ref::LatentAttentionArgs& args, const float* q, int32_t position,
                             const KvLayerView& kv, std::span<const BlockId> table, float* out) {
   const int64_t n_tiles = attention_tiles(position), part = latent_attention_partial_floats(args);

@@ -31,6 +31,11 @@ void latent_attention_tile(const ref::LatentAttentionArgs& args, const float* q,
 // The n_tiles partials of one token, in tile order -> out (n_heads, latent_dim).
 void latent_attention_merge(const ref::LatentAttentionArgs& args, const float* partials, int64_t n_tiles, float* out);
 
+// ... merged into one partial of the same layout, o not yet divided by s (a KV-parallel rank's share;
+// kernels/cpu/attention.h, attention_merge_partial).
+void latent_attention_merge_partial(const ref::LatentAttentionArgs& args, const float* partials, int64_t n_tiles,
+                                    float* out_partial);
+
 // One token, all tiles in order (tests).
 void latent_attention_paged(const ref::LatentAttentionArgs& args, const float* q, int32_t position,
                             const KvLayerView& kv, std::span<const BlockId> table, float* out);

@@ -89,23 +89,20 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
   ref::rope(rope, positions_.data(), n, k_.data());
 
   // Write the batch's K/V into its sequences' blocks, then attend over history + batch.
-  const int32_t block_size = store.layout().block_size;
   auto blocks_of = [&](int64_t t) { return batch.runs[size_t(run_of_[size_t(t)])].blocks; };
   pool_->parallel_for(n, 16, [&](int64_t begin, int64_t end) {
-    for (int64_t t = begin; t < end; ++t) {
-      const int32_t p = positions_[size_t(t)];
-      store.write(l, blocks_of(t)[size_t(p / block_size)], p % block_size, k_.data() + t * s.kv_dim(),
-                  v_.data() + t * s.kv_dim());
-    }
+    for (int64_t t = begin; t < end; ++t) write_kv(store, l, t, k_.data() + t * s.kv_dim(), v_.data() + t * s.kv_dim());
   });
   if (batch.on_layer_kv) (*batch.on_layer_kv)(l);
   const int64_t window = s.layer_window(l);
   first_position_.resize(size_t(n));
   for (int64_t t = 0; t < n; ++t)
     first_position_[size_t(t)] = window > 0 ? std::max<int32_t>(0, positions_[size_t(t)] - int32_t(window) + 1) : 0;
+  begin_local_positions(n);  // Helix: this rank's own positions
   const ref::AttentionArgs args{s.n_head, s.n_head_kv, s.head_dim, s.scores_scale(), window};
   const KvLayerView kv = store.layer(l);
   const int64_t group = s.gqa_group(), dim = s.head_dim;
+  if (kv_parallel()) reserve_kv_partials(n, s.n_head_kv, cpu::attention_partial_floats(args, group));
   auto query = [&](int64_t t, int64_t kv_head) {
     return cpu::AttentionQuery{q_.data() + (t * s.n_head + kv_head * group) * dim, kv_head * group, group,
                                positions_[size_t(t)], first_position_[size_t(t)]};
@@ -115,6 +112,7 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
             cpu::attention_tile(args, query(t, kv_head), tile, kv, blocks_of(t), scratch, partial);
           },
           [&](int64_t t, int64_t kv_head, const float* partials, int64_t n_tiles) {
+            if (kv_parallel()) return cpu::attention_merge_partial(args, group, partials, n_tiles, kv_partial(t, kv_head));
             cpu::attention_merge(args, group, partials, n_tiles, attn_.data() + (t * s.n_head + kv_head * group) * dim);
           },
           [&](int64_t t, int64_t count, int64_t kv_head, int64_t tile, float* scratch, float* partials, int64_t stride) {
@@ -129,6 +127,12 @@ void ModelForward::attention(const LayerWeights& w, int64_t l) {
           },
           cpu::attention_scratch_floats(args, group, cpu::kAttentionQueryBlock)},
          n);
+  if (kv_parallel()) {
+    merge_kv_parallel(n, [&](int64_t t, int64_t kv_head, const float* partials) {
+      cpu::attention_merge(args, group, partials, kvp_.size, attn_.data() + (t * s.n_head + kv_head * group) * dim);
+    });
+  }
+  end_local_positions();
 
   if (gather_mode() && split_attention()) {
     gather_columns(attn_.data(), n, model_.shard->q_cols, gathered_);  // every head, as one process has them

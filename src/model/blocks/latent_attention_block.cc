@@ -74,15 +74,13 @@ void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
     for (int64_t h = 0; h < heads; ++h)
       std::copy_n(q_.data() + (t * heads + h) * s.head_dim + nope, rope_dim, q_latent_.data() + (t * heads + h) * width + rank);
 
-  const int32_t block_size = store.layout().block_size;
   auto blocks_of = [&](int64_t t) { return batch.runs[size_t(run_of_[size_t(t)])].blocks; };
-  for (int64_t t = 0; t < n; ++t) {
-    const int32_t p = positions_[size_t(t)];
-    store.write(l, blocks_of(t)[size_t(p / block_size)], p % block_size, latent_.data() + t * width, nullptr);
-  }
+  for (int64_t t = 0; t < n; ++t) write_kv(store, l, t, latent_.data() + t * width, nullptr);
   if (batch.on_layer_kv) (*batch.on_layer_kv)(l);
   first_position_.assign(size_t(n), 0);
+  begin_local_positions(n);  // Helix: this rank's own positions
   const ref::LatentAttentionArgs args{heads, rank, rope_dim, deepseek_scores_scale(s)};
+  if (kv_parallel()) reserve_kv_partials(n, 1, cpu::latent_attention_partial_floats(args));
   const KvLayerView kv = store.layer(l);
   attend({1, cpu::latent_attention_partial_floats(args), cpu::latent_attention_scratch_floats(args),
           [&](int64_t t, int64_t, int64_t tile, float* scratch, float* partial) {
@@ -90,9 +88,16 @@ void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
                                        blocks_of(t), scratch, partial);
           },
           [&](int64_t t, int64_t, const float* partials, int64_t n_tiles) {
+            if (kv_parallel()) return cpu::latent_attention_merge_partial(args, partials, n_tiles, kv_partial(t, 0));
             cpu::latent_attention_merge(args, partials, n_tiles, attn_latent_.data() + t * heads * rank);
           }},
          n);
+  if (kv_parallel()) {
+    merge_kv_parallel(n, [&](int64_t t, int64_t, const float* partials) {
+      cpu::latent_attention_merge(args, partials, kvp_.size, attn_latent_.data() + t * heads * rank);
+    });
+  }
+  end_local_positions();
 
   // Each head's value from its attended latent, then the output projection.
   head_matmuls(w.wv_b, attn_latent_.data(), heads * rank, rank, attn_.data(), heads * s.v_head_dim, s.v_head_dim, n);

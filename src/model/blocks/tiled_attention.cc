@@ -15,7 +15,11 @@ void ModelForward::attend(const TiledAttention& a, int64_t n) {
   const int64_t part = a.partial_floats, n_groups = a.n_groups;
   const int64_t n_threads = pool_->size(), n_pairs = n * n_groups;
   auto first_tile = [&](int64_t t) { return cpu::first_attention_tile(first_position_[size_t(t)]); };
-  auto tiles_of = [&](int64_t t) { return cpu::attention_tiles(positions_[size_t(t)]) - first_tile(t); };
+  // No positions at all (a KV-parallel rank that keeps none of the token's history yet): no tiles.
+  auto tiles_of = [&](int64_t t) {
+    const int32_t p = positions_[size_t(t)];
+    return p < first_position_[size_t(t)] ? 0 : cpu::attention_tiles(p) - first_tile(t);
+  };
   int64_t max_tiles = 1;
   for (int64_t t = 0; t < n; ++t) max_tiles = std::max(max_tiles, tiles_of(t));
 
