@@ -250,15 +250,17 @@ void print_memory_plan(const Engine& engine, const LoadedModel& m) {
   const KvLayout kv = kv_layout_of(m.model.spec, c.block_size, 1, c.kv_dtype);
   const std::string shape = kv.keys_only ? fmt::format("{} layers x one latent row of {}", kv.n_layer, kv.head_dim)
                                          : fmt::format("{} layers x 2 x {} kv heads x {} dims", kv.n_layer, kv.n_kv_heads, kv.head_dim);
+  const int kvp = c.parallel ? c.parallel->sizes.kvp : 1;
+  const std::string helix = kvp > 1 ? fmt::format(" per rank (Helix {}: each rank keeps 1/{} of every block)", kvp, kvp) : "";
   const std::string text = fmt::format(
-      "memory plan: weights {:.1f} MiB | KV {} {} bytes/token ({}) | "
+      "memory plan: weights {:.1f} MiB | KV {} {} bytes/token{} ({}) | "
       "pool {:.1f} MiB = {} blocks x {} tokens = {} tokens = {} sequences of {} tokens",
-      mib(engine.weight_bytes()), kv_dtype_name(c.kv_dtype), p.bytes_per_token, shape, mib(int64_t(p.n_blocks) * p.bytes_per_block),
-      p.n_blocks, c.block_size, p.n_tokens, p.full_context_seqs, c.n_ctx);
+      mib(engine.weight_bytes()), kv_dtype_name(c.kv_dtype), p.bytes_per_token, helix, shape,
+      mib(int64_t(p.n_blocks) * p.bytes_per_block), p.n_blocks, c.block_size, p.n_tokens, p.full_context_seqs, c.n_ctx);
   log_line(LogLevel::kInfo, text,
            {{"weight_bytes", engine.weight_bytes()}, {"kv_dtype", kv_dtype_name(c.kv_dtype)}, {"kv_bytes_per_token", p.bytes_per_token},
             {"kv_blocks", p.n_blocks}, {"block_size", c.block_size}, {"kv_tokens", p.n_tokens},
-            {"full_context_sequences", p.full_context_seqs}, {"ctx_size", c.n_ctx}});
+            {"full_context_sequences", p.full_context_seqs}, {"ctx_size", c.n_ctx}, {"kv_parallel", kvp}});
 }
 
 }  // namespace ridge::cli

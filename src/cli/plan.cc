@@ -137,10 +137,10 @@ void run_split_validate(const PlanArgs& a, const ParallelCliOptions& split, dist
 void run_validate(const PlanArgs& a) {
   const ParallelPlan& layout = a.options.parallel;
   if (layout.ep > 1) fail("--validate splits by --tp and --pp; --ep is planned but not validated");
-  if (layout.helix()) fail("--validate splits by --tp and --pp; --helix is planned but not validated");
   ParallelCliOptions split;
   split.tp = int(layout.tp);
   split.pp = int(layout.pp);
+  split.helix = int(layout.kvp);
   split.tp_mode = a.tp_mode;
   if (dist::Parallel* parallel = parallel_for(split)) return run_split_validate(a, split, *parallel);
   const HardwareSpec cpu = local_cpu(a);

@@ -119,7 +119,7 @@ SplitValidateResult validate_split_on_this_machine(const std::string& model_path
   SplitValidateResult r;
   r.options = options;
   r.run = run;
-  r.plan = {run.parallel->sizes.tp, run.parallel->sizes.pp, 1, 1};
+  r.plan = {run.parallel->sizes.tp, run.parallel->sizes.pp, 1, run.parallel->sizes.kvp};
   r.inputs.spec = model.spec;  // whole: a shard keeps the full spec
   r.inputs.precision = engine_precision(model);
   // Rank 0 is the first stage: under PP another rank holds the output head, so read its type from the file.
@@ -132,6 +132,7 @@ SplitValidateResult validate_split_on_this_machine(const std::string& model_path
     PagedForwardConfig c;
     c.n_threads = run.threads_per_rank;
     c.n_ctx = options.prompt + options.decode + 1;
+    c.block_size = int32_t(16 * r.plan.kvp);  // Helix: 16 positions per rank's share of a block
     c.n_blocks = int32_t((c.n_ctx + c.block_size - 1) / c.block_size);
     c.parallel = run.parallel;
     const std::unique_ptr<PagedForward> forward = make_paged_forward(model, c);  // sends the workers the pool's shape

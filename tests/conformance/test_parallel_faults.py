@@ -1,4 +1,4 @@
-"""A split model whose rank dies or hangs: the job ends with a clear error within a bounded time, and
+"""A split model (TP, or Helix) whose rank dies or hangs: the job ends with a clear error within a bounded time, and
 until then the server answers 503 instead of hanging new requests or returning partial results."""
 import json
 import os
@@ -89,9 +89,10 @@ class SplitServer:
         os.unlink(self.log_path)
 
 
-@pytest.fixture
-def server(ridge_bin, default_model):
-    s = SplitServer(ridge_bin, default_model)
+# Tensor parallel, and Helix (each sequence's KV split by position over the same two ranks).
+@pytest.fixture(params=[[], ["--helix", "2"]], ids=["tp2", "helix2"])
+def server(ridge_bin, default_model, request):
+    s = SplitServer(ridge_bin, default_model, *request.param)
     yield s
     s.close()
 
