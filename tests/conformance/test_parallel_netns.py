@@ -134,7 +134,7 @@ def run_json(proc):
 
 def generate(ridge_bin, model, prompt, layout, n, runner=None):
     """`ridge run` split by `layout`, over the namespaces (runner) or shared memory (plain mpirun)."""
-    ranks, flags = LAYOUTS[layout]
+    ranks, flags = {**LAYOUTS, "helix2": (2, ["--helix", "2"])}[layout]
     args = [ridge_bin, "run", "-m", model, "-p", prompt, "-n", str(n), "--ignore-eos", "--json", *flags, "-t", "1"]
     if runner is not None:
         return run_json(runner([*netns_mpirun(ranks), *args]))
@@ -159,6 +159,14 @@ def test_greedy_continuations_across_namespaces_are_identical(ridge_bin, default
     for prompt in PROMPTS:
         split = generate(ridge_bin, default_model, prompt, layout, 32, netns_run)["tokens"]
         assert split == greedy(ridge_bin, default_model, prompt), f"{layout} across namespaces: {prompt!r}"
+
+
+# Helix's partial attention merged over TCP: the same tokens as over shared memory (the merge's order is
+# fixed, so the transport cannot change a bit; its distance from one process is test_parallel_helix's).
+def test_helix_across_namespaces_matches_shared_memory(ridge_bin, default_model, netns_ready, netns_run):
+    for prompt in PROMPTS[:2]:
+        over_tcp = generate(ridge_bin, default_model, prompt, "helix2", 32, netns_run)["tokens"]
+        assert over_tcp == generate(ridge_bin, default_model, prompt, "helix2", 32)["tokens"], prompt
 
 
 def probe(cmd_prefix, ridge_bin, runner=None):
