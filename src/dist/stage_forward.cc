@@ -1,15 +1,28 @@
 #include "dist/stage_forward.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "model/shard.h"
 
 namespace ridge::dist {
 namespace {
 
 constexpr int kLogitsTag = 1 << 20;  // above every piece's tag
+
+// Adds the scope's wall time to `total`.
+class Timed {
+ public:
+  explicit Timed(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Timed() { total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 }  // namespace
 
@@ -48,21 +61,33 @@ StageForward::StageForward(const Model& shard_model, const PagedForwardConfig& c
   if (!shard_model.shard) fail("a rank of a split model needs its shard");
   Communicator& tp = *parallel.tp_group;
   if (shard_model.shard->request.helix) forward_.set_kv_parallel({tp.rank(), tp.size()});
-  forward_.set_tensor_parallel({[&tp](float* data, int64_t n) { tp.all_reduce_sum(data, n); },
+  forward_.set_tensor_parallel({[this, &tp](float* data, int64_t n) {
+                                  Timed t(collective_s_[kind_]);
+                                  tp.all_reduce_sum(data, n);
+                                },
                                 [this](const float* local, int64_t rows, const Partition& parts, float* full) {
                                   gather_columns(local, rows, parts, full);
                                 },
                                 [this](const float* local, std::span<const int64_t> rows, int64_t width, float* full) {
                                   gather_rows(local, rows, width, full);
                                 },
-                                [&tp](const void* send, std::span<const int64_t> sb, std::span<const int64_t> so,
-                                      void* recv, std::span<const int64_t> rb, std::span<const int64_t> ro) {
+                                [this, &tp](const void* send, std::span<const int64_t> sb, std::span<const int64_t> so,
+                                            void* recv, std::span<const int64_t> rb, std::span<const int64_t> ro) {
+                                  Timed t(collective_s_[kind_]);
                                   tp.all_to_all_v(send, sb, so, recv, rb, ro);
                                 }});
 }
 
 // Each rank's (rows, its columns) block, gathered, then laid side by side row by row.
+StageForward::~StageForward() {
+  if (parallel_.tp_group->size() == 1) return;
+  auto per_step = [&](int k) { return steps_[k] ? 1e3 * collective_s_[k] / double(steps_[k]) : 0.0; };
+  log_info("rank {}: in the tensor-parallel group's collectives {:.3f} ms a decode step ({} steps), {:.3f} ms another step ({})",
+           parallel_.rank, per_step(0), steps_[0], per_step(1), steps_[1]);
+}
+
 void StageForward::gather_columns(const float* local, int64_t rows, const Partition& parts, float* full) {
+  Timed t(collective_s_[kind_]);
   Communicator& tp = *parallel_.tp_group;
   counts_.clear();
   for (const Slice& p : parts.parts) counts_.push_back(rows * p.count * 4);
@@ -78,6 +103,7 @@ void StageForward::gather_columns(const float* local, int64_t rows, const Partit
 }
 
 void StageForward::gather_rows(const float* local, std::span<const int64_t> rows, int64_t width, float* full) {
+  Timed t(collective_s_[kind_]);
   Communicator& tp = *parallel_.tp_group;
   counts_.clear();
   for (int64_t r : rows) counts_.push_back(r * width * 4);
@@ -127,6 +153,8 @@ void StageForward::forward_data_parallel(const TokenBatch& batch, std::vector<fl
 }
 
 void StageForward::forward(const TokenBatch& batch, std::vector<float>& logits) {
+  kind_ = batch.tokens.size() == batch.runs.size() ? 0 : 1;
+  ++steps_[kind_];
   if (model_.shard->dp_attention()) return forward_data_parallel(batch, logits);
   if (parallel_.sizes.pp == 1) {
     forward_.forward(batch, store_, logits);

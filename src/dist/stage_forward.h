@@ -33,6 +33,7 @@ int32_t kv_block_share(const Model& shard_model, int32_t block_size, const Paral
 class StageForward {
  public:
   StageForward(const Model& shard_model, const PagedForwardConfig& config, Parallel& parallel);
+  ~StageForward();  // logs the time this rank spent in the tensor-parallel group's collectives
   // Called by every rank with the same batch; logits are filled on world rank 0 only.
   void forward(const TokenBatch& batch, std::vector<float>& logits);
   void copy_block(BlockId src, BlockId dst) { store_.copy_block(src, dst); }
@@ -53,6 +54,11 @@ class StageForward {
   std::vector<float> blocks_, piece_logits_, x_in_;
   std::vector<int64_t> counts_;
   BatchPiece local_;  // data-parallel attention: this rank's sequences
+  // Seconds in the tensor-parallel group's calls (waiting for the slowest rank included) and steps,
+  // of decode steps (one token per sequence) [0] and the others [1]; collective_s_[kind_] is counting.
+  double collective_s_[2] = {};
+  int64_t steps_[2] = {};
+  int kind_ = 0;
 };
 
 }  // namespace ridge::dist

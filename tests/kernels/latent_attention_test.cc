@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -13,7 +14,9 @@
 #include "core/error.h"
 #include "core/fp16.h"
 #include "core/fp8.h"
+#include "kernels/cpu/isa.h"
 #include "kernels/cpu/latent_attention.h"
+#include "kv/kv_store.h"
 #include "kernels/ref/attention.h"
 #include "kernels/ref/latent_attention.h"
 #include "random_vector.h"
@@ -183,6 +186,55 @@ TEST(LatentAttention, KeysOnlyStoreHoldsOneRowPerPosition) {
   }
   KvStore ordinary({1, 1, 8, 4, 1, KvDtype::F16});
   EXPECT_THROW(ordinary.write(0, 0, 0, row.data(), nullptr), Error);
+}
+
+}  // namespace
+}  // namespace ridge
+
+namespace ridge {
+namespace {
+
+// Several consecutive tokens over one decode of a tile (prefill) get the bits each gets alone, for
+// every KV type and on every ISA this CPU runs, and the AVX-512 build gives the portable one's bits.
+TEST(LatentAttention, TokensTogetherGetTheirBitsAlone) {
+  const ref::LatentAttentionArgs args{3, 40, 8, 0.2f};
+  const int64_t width = args.width(), n_kv = 700, block = 16;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (const KvDtype dtype : {KvDtype::F16, KvDtype::BF16, KvDtype::FP8_E4M3, KvDtype::INT8}) {
+    const int n_blocks = int((n_kv + block - 1) / block);
+    KvStore store({1, 1, width, int32_t(block), n_blocks, dtype, /*keys_only=*/true});
+    std::vector<BlockId> table(static_cast<size_t>(n_blocks));
+    std::iota(table.rbegin(), table.rend(), 0);  // blocks out of order
+    std::vector<float> row(static_cast<size_t>(width));
+    for (int64_t j = 0; j < n_kv; ++j) {
+      for (float& x : row) x = normal(rng);
+      store.write(0, table[size_t(j / block)], j % block, row.data(), nullptr);
+    }
+    const int64_t n = cpu::kAttentionQueryBlock, part = cpu::latent_attention_partial_floats(args);
+    std::vector<float> q(static_cast<size_t>(n * args.n_heads * width));
+    for (float& x : q) x = normal(rng);
+    std::vector<float> scratch(static_cast<size_t>(cpu::latent_attention_scratch_floats(args)));
+    for (const int32_t first : {300, 509, 690}) {  // tile 1 (whole or cut by the tokens), tile 2
+      std::vector<int32_t> positions(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) positions[size_t(i)] = std::min<int32_t>(first + int32_t(i), int32_t(n_kv - 1));
+      const int64_t tile = (first) / cpu::kAttentionTile;
+      std::vector<float> together(static_cast<size_t>(n * part)), wide(together.size()), alone(static_cast<size_t>(part));
+      cpu::latent_attention_tile_queries(args, q.data(), args.n_heads * width, positions.data(), n, tile,
+                                         store.layer(0), table, scratch.data(), together.data(), part);
+      if (cpu::isa_supported(cpu::Isa::Avx512Vnni)) {
+        cpu::latent_attention_tile_queries_avx512(args, q.data(), args.n_heads * width, positions.data(), n, tile,
+                                                  store.layer(0), table, scratch.data(), wide.data(), part);
+        EXPECT_EQ(wide, together) << kv_dtype_name(dtype) << " from " << first;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        cpu::latent_attention_tile(args, q.data() + i * args.n_heads * width, positions[size_t(i)], tile,
+                                   store.layer(0), table, scratch.data(), alone.data());
+        EXPECT_EQ(0, std::memcmp(alone.data(), together.data() + i * part, alone.size() * sizeof(float)))
+            << kv_dtype_name(dtype) << " token " << i << " from " << first;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ inline int64_t latent_attention_partial_floats(const ref::LatentAttentionArgs& a
   return args.n_heads * (args.latent_dim + 2);
 }
 // Per-thread scratch of one tile: its rows in f32 (as rows and transposed), every head's scores,
-// one rounded query.
+// one rounded query (the same for several tokens in one call).
 inline int64_t latent_attention_scratch_floats(const ref::LatentAttentionArgs& args) {
   return kAttentionTile * (2 * args.width() + args.n_heads) + args.width();
 }
@@ -27,6 +27,19 @@ inline int64_t latent_attention_scratch_floats(const ref::LatentAttentionArgs& a
 // Tile `tile` of the history of a token at `position` -> partial. q: (n_heads, width).
 void latent_attention_tile(const ref::LatentAttentionArgs& args, const float* q, int32_t position, int64_t tile,
                            const KvLayerView& kv, std::span<const BlockId> table, float* scratch, float* partial);
+
+// Consecutive tokens of one sequence (queries at q + i * q_stride, positions increasing, each
+// history including the tile), one decode of the tile's rows for all: token i's partial at
+// partials + i * partial_stride, the bits latent_attention_tile gives it alone. 1..kAttentionQueryBlock tokens.
+void latent_attention_tile_queries(const ref::LatentAttentionArgs& args, const float* q, int64_t q_stride,
+                                   const int32_t* positions, int64_t n_tokens, int64_t tile, const KvLayerView& kv,
+                                   std::span<const BlockId> table, float* scratch, float* partials,
+                                   int64_t partial_stride);
+// The same body built for AVX-512 (latent_attention_avx512vnni.cc): the same bits, wider.
+void latent_attention_tile_queries_avx512(const ref::LatentAttentionArgs& args, const float* q, int64_t q_stride,
+                                          const int32_t* positions, int64_t n_tokens, int64_t tile,
+                                          const KvLayerView& kv, std::span<const BlockId> table, float* scratch,
+                                          float* partials, int64_t partial_stride);
 
 // The n_tiles partials of one token, in tile order -> out (n_heads, latent_dim).
 void latent_attention_merge(const ref::LatentAttentionArgs& args, const float* partials, int64_t n_tiles, float* out);

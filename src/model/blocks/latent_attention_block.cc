@@ -90,7 +90,13 @@ void ModelForward::latent_attention(const LayerWeights& w, int64_t l) {
           [&](int64_t t, int64_t, const float* partials, int64_t n_tiles) {
             if (kv_parallel()) return cpu::latent_attention_merge_partial(args, partials, n_tiles, kv_partial(t, 0));
             cpu::latent_attention_merge(args, partials, n_tiles, attn_latent_.data() + t * heads * rank);
-          }},
+          },
+          [&](int64_t t, int64_t count, int64_t, int64_t tile, float* scratch, float* partials, int64_t stride) {
+            cpu::latent_attention_tile_queries(args, q_latent_.data() + t * heads * width, heads * width,
+                                               positions_.data() + t, count, tile, kv, blocks_of(t), scratch, partials,
+                                               stride);
+          },
+          cpu::latent_attention_scratch_floats(args)},
          n);
   if (kv_parallel()) {
     merge_kv_parallel(n, [&](int64_t t, int64_t, const float* partials) {
