@@ -22,6 +22,44 @@ namespace {
 // portable build's ABI.)
 typedef float Lanes16 __attribute__((vector_size(64)));
 
+// dst[k] = Σ_i w[i] x[i step + k] for k < width, each a chain 0 + w0 x0 + w1 x1 + ... in i order (the
+// scalar loop's bits): sixty-four, then sixteen lanes at a time in registers, four chains in flight.
+void weighted_rows(const float* w, int64_t count, const float* x, int64_t step, int64_t width, float* dst) {
+  int64_t k0 = 0;
+  for (; k0 + 64 <= width; k0 += 64) {
+    Lanes16 a0 = {}, a1 = {}, a2 = {}, a3 = {}, v0, v1, v2, v3;
+    for (int64_t i = 0; i < count; ++i) {
+      const float* row = x + i * step + k0;
+      __builtin_memcpy(&v0, row, sizeof v0);
+      __builtin_memcpy(&v1, row + 16, sizeof v1);
+      __builtin_memcpy(&v2, row + 32, sizeof v2);
+      __builtin_memcpy(&v3, row + 48, sizeof v3);
+      const float wi = w[i];
+      a0 += wi * v0;
+      a1 += wi * v1;
+      a2 += wi * v2;
+      a3 += wi * v3;
+    }
+    __builtin_memcpy(dst + k0, &a0, sizeof a0);
+    __builtin_memcpy(dst + k0 + 16, &a1, sizeof a1);
+    __builtin_memcpy(dst + k0 + 32, &a2, sizeof a2);
+    __builtin_memcpy(dst + k0 + 48, &a3, sizeof a3);
+  }
+  for (; k0 + 16 <= width; k0 += 16) {
+    Lanes16 a = {}, v;
+    for (int64_t i = 0; i < count; ++i) {
+      __builtin_memcpy(&v, x + i * step + k0, sizeof v);
+      a += w[i] * v;
+    }
+    __builtin_memcpy(dst + k0, &a, sizeof a);
+  }
+  for (; k0 < width; ++k0) {
+    float a = 0.0f;
+    for (int64_t i = 0; i < count; ++i) a += w[i] * x[i * step + k0];
+    dst[k0] = a;
+  }
+}
+
 // Element d of `count` consecutive slots of a keys-only block (stored (width, block_size)) as f32.
 template <KvDtype T>
 void decode_run(const uint8_t* at, int64_t count, float* out, const float* table) {
@@ -89,79 +127,14 @@ void latent_tile_queries_body(const ref::LatentAttentionArgs& args, const float*
     for (int64_t h = 0; h < args.n_heads; ++h, partial += latent + 2) {
       for (int64_t d = 0; d < width; ++d) q_head[d] = round_q ? round_to_f16(qi[h * width + d]) : qi[h * width + d];
       float* s = scores + h * n;
-      // Sixteen positions' sums at a time kept in registers, each still 0 + q0 k0 + q1 k1 + ... in order.
-      int64_t j0 = 0;
-      for (; j0 + 64 <= n_i; j0 += 64) {  // four independent chains in flight
-        Lanes16 a0 = {}, a1 = {}, a2 = {}, a3 = {}, k0, k1, k2, k3;
-        for (int64_t d = 0; d < width; ++d) {
-          const float* kd = keys + d * n + j0;
-          __builtin_memcpy(&k0, kd, sizeof k0);
-          __builtin_memcpy(&k1, kd + 16, sizeof k1);
-          __builtin_memcpy(&k2, kd + 32, sizeof k2);
-          __builtin_memcpy(&k3, kd + 48, sizeof k3);
-          const float qd = q_head[d];
-          a0 += qd * k0;
-          a1 += qd * k1;
-          a2 += qd * k2;
-          a3 += qd * k3;
-        }
-        __builtin_memcpy(s + j0, &a0, sizeof a0);
-        __builtin_memcpy(s + j0 + 16, &a1, sizeof a1);
-        __builtin_memcpy(s + j0 + 32, &a2, sizeof a2);
-        __builtin_memcpy(s + j0 + 48, &a3, sizeof a3);
-      }
-      for (; j0 + 16 <= n_i; j0 += 16) {
-        Lanes16 acc = {}, k;
-        for (int64_t d = 0; d < width; ++d) {
-          __builtin_memcpy(&k, keys + d * n + j0, sizeof k);
-          acc += q_head[d] * k;
-        }
-        __builtin_memcpy(s + j0, &acc, sizeof acc);
-      }
-      std::fill(s + j0, s + n_i, 0.0f);
-      for (int64_t d = 0; d < width; ++d) {
-        const float qd = q_head[d];
-        const float* kd = keys + d * n;
-        for (int64_t j = j0; j < n_i; ++j) s[j] += qd * kd[j];
-      }
+      weighted_rows(q_head, width, keys, n, n_i, s);  // s[j] = Σ_d q[d] k[d][j]
       float max_score = -INFINITY;
       for (int64_t j = 0; j < n_i; ++j) max_score = std::max(max_score, s[j] *= args.scale);
       double sum = 0.0;  // in double, as the ordinary attention tiles
       for (int64_t j = 0; j < n_i; ++j) sum += double(s[j] = std::exp(s[j] - max_score));
       float* out = partial + 2;
       for (int64_t j = 0; j < n_i; ++j) s[j] = round_p ? round_to_f16(s[j]) : s[j];
-      // Sixteen latent dimensions at a time kept in registers, each 0 + p0 v0 + p1 v1 + ... in order.
-      int64_t d0 = 0;
-      for (; d0 + 64 <= latent; d0 += 64) {  // four independent chains in flight
-        Lanes16 a0 = {}, a1 = {}, a2 = {}, a3 = {}, v0, v1, v2, v3;
-        for (int64_t j = 0; j < n_i; ++j) {
-          const float* row = rows + j * width + d0;
-          __builtin_memcpy(&v0, row, sizeof v0);
-          __builtin_memcpy(&v1, row + 16, sizeof v1);
-          __builtin_memcpy(&v2, row + 32, sizeof v2);
-          __builtin_memcpy(&v3, row + 48, sizeof v3);
-          const float p = s[j];
-          a0 += p * v0;
-          a1 += p * v1;
-          a2 += p * v2;
-          a3 += p * v3;
-        }
-        __builtin_memcpy(out + d0, &a0, sizeof a0);
-        __builtin_memcpy(out + d0 + 16, &a1, sizeof a1);
-        __builtin_memcpy(out + d0 + 32, &a2, sizeof a2);
-        __builtin_memcpy(out + d0 + 48, &a3, sizeof a3);
-      }
-      for (; d0 + 16 <= latent; d0 += 16) {
-        Lanes16 acc = {}, v;
-        for (int64_t j = 0; j < n_i; ++j) {
-          __builtin_memcpy(&v, rows + j * width + d0, sizeof v);
-          acc += s[j] * v;
-        }
-        __builtin_memcpy(out + d0, &acc, sizeof acc);
-      }
-      std::fill(out + d0, out + latent, 0.0f);
-      for (int64_t j = 0; j < n_i; ++j)
-        for (int64_t d = d0; d < latent; ++d) out[d] += s[j] * rows[j * width + d];
+      weighted_rows(s, n_i, rows, width, latent, out);  // out[d] = Σ_j p[j] row[j][d]
       partial[0] = max_score;
       partial[1] = float(sum);
     }
