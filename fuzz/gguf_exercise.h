@@ -2,7 +2,7 @@
 // What the GGUF fuzz target does with one input, shared with the unit test that replays the
 // corpus in the normal build: parse, and when the file parses, format every metadata value and
 // decode the first and last row of every tensor (a few thousand elements at most) so tensor bounds
-// are exercised too.
+// are exercised too, and check every block's scale as loading does.
 #include <algorithm>
 #include <cstdint>
 #include <span>
@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "kernels/ref/dequant.h"
+#include "model/gguf/block_scales.h"
 #include "model/gguf/gguf_file.h"
 
 namespace ridge::fuzz {
@@ -39,6 +40,7 @@ inline bool exercise_gguf(std::span<const uint8_t> bytes) {
     const int64_t row_bytes = row_len / info.block_size * info.block_bytes;
     const int64_t n = std::min(row_len, std::max<int64_t>(1, 4096 / info.block_size) * info.block_size);
     out.resize(size_t(n));
+    (void)first_nonfinite_scale(t.type, t.data, t.n_elements / info.block_size);  // what loading checks
     ref::dequantize_row(t.type, t.data, out.data(), n);
     ref::dequantize_row(t.type, t.data + (n_rows - 1) * row_bytes + row_bytes - n / info.block_size * info.block_bytes,
                         out.data(), n);

@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "kernels/ref/dequant.h"
+#include "model/gguf/block_scales.h"
 
 namespace ridge {
 namespace {
@@ -54,6 +55,10 @@ const gguf::TensorInfo& TensorBinder::find(const std::string& name, const std::v
   while (got.size() < shape.size()) got.push_back(1);
   if (got != shape) fail("tensor '{}' has shape {}, expected {}", name, shape_string(t->shape), shape_string(shape));
   if (!ref::can_dequantize(t->type)) fail("tensor '{}' has type {}, which ridge cannot compute with", name, dtype_name(t->type));
+  const int64_t n_blocks = t->n_elements / dtype_info(t->type).block_size;
+  if (const int64_t bad = first_nonfinite_scale(t->type, t->data, n_blocks); bad >= 0)
+    fail("tensor '{}' ({}): block {} of {} has a scale that is not a finite number (the file is corrupt)", name,
+         dtype_name(t->type), bad, n_blocks);
   return *t;
 }
 
