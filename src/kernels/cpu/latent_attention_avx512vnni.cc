@@ -1,5 +1,8 @@
 // kernels/cpu/latent_attention_body.h built with AVX-512 flags (and no FMA contraction): the
 // portable build's bits, sixteen lanes at a time.
+// GCC 12 warns inside its own AVX-512 headers about the undefined first operand of some intrinsics.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
 #include "kernels/cpu/latent_attention_body.h"
 
 namespace ridge::cpu {

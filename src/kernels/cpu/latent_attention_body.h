@@ -12,6 +12,9 @@
 #include "core/fp8.h"
 #include "kernels/cpu/kv_decode_tables.h"
 #include "kernels/cpu/latent_attention.h"
+#if defined(__AVX512F__)
+#include "kernels/cpu/latent_attention_one_avx512.h"
+#endif
 
 namespace ridge::cpu {
 namespace {
@@ -109,6 +112,10 @@ void decode_tile(const KvLayerView& kv, std::span<const BlockId> table, int64_t 
 void latent_tile_queries_body(const ref::LatentAttentionArgs& args, const float* q, int64_t q_stride,
                               const int32_t* positions, int64_t n_tokens, int64_t tile, const KvLayerView& kv,
                               std::span<const BlockId> table, float* scratch, float* partials, int64_t partial_stride) {
+#if defined(__AVX512F__)
+  if (n_tokens == 1 && latent_tile_one_fits(kv))  // a decode step: straight from the stored blocks
+    return latent_tile_one_f16(args, q, positions[0], tile, kv, table, scratch, partials);
+#endif
   const int64_t width = args.width(), latent = args.latent_dim;
   const int64_t begin = tile * kAttentionTile;
   const int64_t n = std::min<int64_t>(int64_t(positions[n_tokens - 1]) + 1, begin + kAttentionTile) - begin;
