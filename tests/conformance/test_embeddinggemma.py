@@ -5,8 +5,8 @@ sentence-transformers: token ids against Hugging Face tokenizers on tokenizer.js
 and truncated; the ranking of a small retrieval set with the query / document prompts; the server's
 /v1/embeddings against `ridge embed`.
 
-sentence-transformers is slow on this model (about a second a text on two threads for long
-texts), so the vectors are ~60 texts, short and medium, with a few of 600-1000 tokens that reach
+sentence-transformers is slow on this model (one text a batch, nothing padded: about ten seconds
+for the 60 texts below on two threads), so the vectors are ~60 texts, short and medium, with a few of 600-1000 tokens that reach
 past the sliding layers' window (transformers reads sliding_window 512 as |i - j| < 257), each
 computed once per module."""
 import json
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(__file__))
 import embedding_corpus  # noqa: E402
 import st_reference  # noqa: E402
 from serve_fixture import running_server  # noqa: E402
-from test_embeddings import cosines, ridge_embed  # noqa: E402
+from test_embeddings import cosines, ridge_embed, st_vectors  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 EDGE_TEXTS = ["Hello world", " ", "  two  spaces  ", "\n\nnew\nlines\n", "\ttabs\t\t", "<bos>inline<eos> specials",
@@ -55,7 +55,7 @@ def texts(hf_tokenizer):
 @pytest.fixture(scope="module")
 def reference(gemma, texts):
     """sentence-transformers' vectors: the texts without a prompt, the first 20 with the query prompt."""
-    return st_reference.encode(gemma, texts, threads=2), st_reference.encode(gemma, texts[:20], prompt_name="query", threads=2)
+    return st_vectors(gemma, texts, threads=2), st_vectors(gemma, texts[:20], prompt_name="query", threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +105,7 @@ def test_truncation_equals_sentence_transformers(ridge_bin, gemma, texts, tmp_pa
     saved = model.max_seq_length
     model.max_seq_length = 48
     try:
-        want = st_reference.encode(gemma, longer, threads=2)
+        want = st_vectors(gemma, longer, threads=2)
     finally:
         model.max_seq_length = saved
     ours = ridge_embed(ridge_bin, gemma, longer, tmp_path, "--max-seq-length", "48")
@@ -119,8 +119,8 @@ def test_retrieval_ranking_equals_sentence_transformers(ridge_bin, gemma, tmp_pa
     queries, passages = r["queries"], r["passages"]
     ours_q = ridge_embed(ridge_bin, gemma, queries, tmp_path, "--prompt-name", "query")
     ours_p = ridge_embed(ridge_bin, gemma, passages, tmp_path, "--prompt-name", "document")
-    ref_q = st_reference.encode(gemma, queries, prompt_name="query", threads=2)
-    ref_p = st_reference.encode(gemma, passages, prompt_name="document", threads=2)
+    ref_q = st_vectors(gemma, queries, prompt_name="query", threads=2)
+    ref_p = st_vectors(gemma, passages, prompt_name="document", threads=2)
     ours_rank = np.argsort(-(ours_q @ ours_p.T), axis=1)
     ref_rank = np.argsort(-(ref_q @ ref_p.T), axis=1)
     assert (ours_rank[:, :5] == ref_rank[:, :5]).all()
