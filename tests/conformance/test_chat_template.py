@@ -2,6 +2,7 @@
 rendered prompt must equal llama_chat_apply_template's byte for byte. The default model's own Jinja
 template is also rendered with jinja2 (what transformers does) and must match ridge's render."""
 import ctypes
+import functools
 import json
 import subprocess
 
@@ -138,6 +139,7 @@ def test_detected_template_renders_like_llama_cpp(ridge_bin, index):
     assert ridge_render(ridge_bin, messages, True, "--template", template) == expected
 
 
+@functools.cache  # gguf-py reads the whole vocabulary: two seconds a call
 def smollm2_template(path):
     gguf = pytest.importorskip("gguf")
     reader = gguf.GGUFReader(path)
