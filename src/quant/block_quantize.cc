@@ -16,9 +16,15 @@ bool uses_importance(DType type) {
   return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q5_0 || type == DType::Q5_1;
 }
 
+bool is_iq4_type(DType type) { return type == DType::IQ4_NL || type == DType::IQ4_XS; }
+
+bool is_ternary_type(DType type) { return type == DType::TQ1_0 || type == DType::TQ2_0; }
+
 }  // namespace
 
-bool can_quantize(DType type) { return is_k_type(type) || ref::can_quantize(type); }
+bool can_quantize(DType type) {
+  return is_k_type(type) || is_iq4_type(type) || is_ternary_type(type) || ref::can_quantize(type);
+}
 
 void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_t n_per_row, const float* importance) {
   if (!can_quantize(to)) fail("ridge has no quantizer for {}", dtype_name(to));
@@ -32,6 +38,10 @@ void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_
   for (int64_t r = 0; r < n_rows; ++r, src += n_per_row, out += row_bytes) {
     if (is_k_type(to))
       quantize_row_k(to, src, out, n_per_row, importance);
+    else if (is_iq4_type(to))
+      quantize_row_iq4(to, src, out, n_per_row, importance);
+    else if (is_ternary_type(to))
+      quantize_row_ternary(to, src, out, n_per_row);
     else if (importance && uses_importance(to))
       quantize_row_weighted(to, src, out, n_per_row, importance);
     else if (importance && (to == DType::MXFP4 || to == DType::NVFP4))

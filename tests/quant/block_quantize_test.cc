@@ -20,7 +20,8 @@ namespace ridge::quant {
 namespace {
 
 const DType kAllTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q4_1, DType::Q5_0,
-                           DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K};
+                           DType::Q5_1, DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K,
+                           DType::IQ4_NL, DType::IQ4_XS, DType::TQ1_0, DType::TQ2_0};
 
 std::string name_of(DType t) { return std::string(dtype_name(t)); }
 
@@ -51,7 +52,10 @@ const Bounds kBounds[] = {{DType::F32, 0.0, 0.0},     {DType::F16, 1e-3, 1e-3}, 
                           {DType::Q8_0, 0.01, 0.01},  {DType::Q4_0, 0.35, 0.12},  {DType::Q4_1, 0.35, 0.11},
                           {DType::Q5_0, 0.3, 0.07},   {DType::Q5_1, 0.35, 0.06},  {DType::Q2_K, 1.0, 0.4},
                           {DType::Q3_K, 0.6, 0.2},    {DType::Q4_K, 0.7, 0.1},    {DType::Q5_K, 0.35, 0.05},
-                          {DType::Q6_K, 0.1, 0.025}};
+                          {DType::Q6_K, 0.1, 0.025},  {DType::IQ4_NL, 0.3, 0.1},  {DType::IQ4_XS, 0.3, 0.1},
+                          // Ternary: d is the block's largest magnitude, so a value is off by at
+                          // most d / 2; Gaussian rows are far from ternary, hence the large RMS.
+                          {DType::TQ1_0, 0.51, 0.95}, {DType::TQ2_0, 0.51, 0.95}};
 
 // Scales stored as f16 cannot go below its subnormals; values far under that decode to zero.
 constexpr float kAbsoluteFloor = 1e-6f;
@@ -191,7 +195,8 @@ TEST(BlockQuantize, ImportanceLowersTheErrorItWeights) {
       }
     }
     EXPECT_LE(weighted, plain) << name_of(t);
-    const bool has_weighted_path = t != DType::F32 && t != DType::F16 && t != DType::BF16 && t != DType::Q8_0;
+    const bool has_weighted_path = t != DType::F32 && t != DType::F16 && t != DType::BF16 && t != DType::Q8_0 &&
+                                   t != DType::TQ1_0 && t != DType::TQ2_0;
     if (has_weighted_path) {  // clearly better, not just by rounding luck
       EXPECT_LT(weighted, 0.9 * plain) << name_of(t);
     }
@@ -224,7 +229,7 @@ TEST(BlockQuantize, Fp4ImportanceNeverLosesToGgmlsScales) {
 TEST(BlockQuantize, TypesWithoutAWeightedPathIgnoreImportance) {
   const auto x = make_row(Pattern::Normal, 256, 3);
   const auto w = importance_row(256, 4);
-  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0})
+  for (DType t : {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::TQ1_0, DType::TQ2_0})
     EXPECT_EQ(quantize(t, x, 256, w.data()), quantize(t, x, 256, nullptr)) << name_of(t);
 }
 
@@ -253,6 +258,9 @@ TEST(BlockQuantize, RejectsBadSizesAndTypesWithoutAQuantizer) {
   std::vector<uint8_t> out(8192);
   EXPECT_THROW(quantize_rows(DType::Q4_0, x.data(), out.data(), 1, 48, nullptr), Error);
   EXPECT_THROW(quantize_rows(DType::Q4_K, x.data(), out.data(), 1, 96, nullptr), Error);
+  EXPECT_THROW(quantize_rows(DType::IQ4_NL, x.data(), out.data(), 1, 48, nullptr), Error);
+  EXPECT_THROW(quantize_rows(DType::IQ4_XS, x.data(), out.data(), 1, 96, nullptr), Error);
+  EXPECT_THROW(quantize_rows(DType::TQ1_0, x.data(), out.data(), 1, 160, nullptr), Error);
   EXPECT_THROW(quantize_rows(DType::Q6_K, x.data(), out.data(), 2, 300, x.data()), Error);
   EXPECT_THROW(quantize_rows(DType::Q8_0, x.data(), out.data(), -1, 32, nullptr), Error);
   EXPECT_THROW(quantize_rows(DType::Q8_K, x.data(), out.data(), 1, 256, nullptr), Error);
@@ -324,6 +332,10 @@ TEST(BlockQuantize, BytesMatchGgmlGoldens) {
       {DType::Q4_K, 0x34cefa3a40a77d4aull, 0xe5ac027a9e68e541ull},
       {DType::Q5_K, 0x66a202ab2fd851feull, 0x0040dcaa6e7c6257ull},
       {DType::Q6_K, 0xdf0ff18f33fd0c1full, 0x403040c99ffe3ef9ull},
+      {DType::IQ4_NL, 0x77947f5b0678a513ull, 0xf5381b3be24d48fbull},
+      {DType::IQ4_XS, 0xbdea234f99e4d68eull, 0xda9464f35727060aull},
+      {DType::TQ1_0, 0xd2396282f670b07cull, 0xd2396282f670b07cull},
+      {DType::TQ2_0, 0x822df687f54d74b5ull, 0x822df687f54d74b5ull},
   };
   std::vector<float> x, w;
   golden_input(x, w);
