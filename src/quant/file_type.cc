@@ -20,6 +20,8 @@ const std::vector<FileTypeInfo>& file_types() {
       {FileType::Q5_K_S, "Q5_K_S", DType::Q5_K, "Q5_K throughout"},
       {FileType::Q4_1, "Q4_1", DType::Q4_1, "5 bits per weight, round to nearest"},
       {FileType::Q4_0, "Q4_0", DType::Q4_0, "4.5 bits per weight, round to nearest"},
+      {FileType::IQ4_NL, "IQ4_NL", DType::IQ4_NL, "4.5 bits per weight, non-linear levels, a scale per 32"},
+      {FileType::IQ4_XS, "IQ4_XS", DType::IQ4_XS, "4.25 bits per weight, non-linear levels, 6-bit scales per 32"},
       {FileType::Q4_K_M, "Q4_K_M", DType::Q4_K, "Q4_K, half of attn_v and ffn_down Q6_K"},
       {FileType::Q4_K_S, "Q4_K_S", DType::Q4_K, "Q4_K, the first layers' attn_v and ffn_down Q5_K"},
       {FileType::Q3_K_L, "Q3_K_L", DType::Q3_K, "Q3_K, attn_v, attn_output and ffn_down Q5_K"},
@@ -27,6 +29,8 @@ const std::vector<FileTypeInfo>& file_types() {
       {FileType::Q3_K_S, "Q3_K_S", DType::Q3_K, "Q3_K throughout"},
       {FileType::Q2_K, "Q2_K", DType::Q2_K, "Q2_K, attn_v and ffn_down Q3_K/Q4_K"},
       {FileType::Q2_K_S, "Q2_K_S", DType::Q2_K, "Q2_K, a few first-layer tensors Q4_K"},
+      {FileType::TQ2_0, "TQ2_0", DType::TQ2_0, "2.06 bits per weight, ternary (for ternary-trained models)"},
+      {FileType::TQ1_0, "TQ1_0", DType::TQ1_0, "1.69 bits per weight, ternary (for ternary-trained models)"},
       {FileType::NVFP4, "NVFP4", DType::NVFP4, "4.5 bits per weight: E2M1, an E4M3 scale per 16, a factor per tensor"},
       {FileType::MXFP4_MOE, "MXFP4_MOE", DType::MXFP4, "MXFP4 (4.25 bits) for MoE experts, Q8_0 for the rest"},
   };

@@ -52,7 +52,8 @@ struct Counters {
   int64_t n_attn_v = 0, i_attn_v = 0, i_ffn_down = 0;
 };
 
-// The row length does not fit a 256-block type: the 32-block type of about the same bits.
+// The row length does not fit a 256-block type: the 32-block type of about the same bits. A
+// 32-block type that does not fit (IQ4_NL) has nothing smaller to go to: F16.
 DType fallback(DType t, const TensorDesc& tensor, bool& fell_back) {
   const int64_t row = tensor.shape[0];
   if (row % dtype_info(t).block_size == 0) return t;
@@ -63,6 +64,8 @@ DType fallback(DType t, const TensorDesc& tensor, bool& fell_back) {
     case DType::Q4_K: f = DType::Q5_0; break;
     case DType::Q5_K: f = DType::Q5_1; break;
     case DType::Q6_K: f = DType::Q8_0; break;
+    case DType::IQ4_XS: case DType::IQ4_NL: f = DType::IQ4_NL; break;
+    case DType::TQ1_0: case DType::TQ2_0: f = DType::Q4_0; break;
     case DType::NVFP4: f = DType::MXFP4; break;  // 32-value blocks of 4-bit floats
     default:
       fail("tensor '{}': rows of {} are no multiple of the {}-element {} block", tensor.name, row,
@@ -76,6 +79,7 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   const F ft = r.file_type;
   const int64_t gqa = h.n_head_kv > 0 ? h.n_head / h.n_head_kv : 1;
   const bool moe8 = h.n_expert == 8;
+  const bool iq4 = ft == F::IQ4_NL || ft == F::IQ4_XS;
   if (c == Category::Output || (tied && c == Category::TokenEmbd)) {
     if (r.output_type) return *r.output_type;
     if (ft == F::MXFP4_MOE) return DType::Q8_0;
@@ -85,13 +89,16 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   if (ft == F::MXFP4_MOE)  // experts (stacked: a third dimension) in MXFP4, the rest in Q8_0
     return tensor.shape.size() > 2 && tensor.shape[2] > 1 ? DType::MXFP4 : DType::Q8_0;
   // NVFP4's token embedding is a table lookup, not a matmul: llama.cpp applies no per-tensor factor
-  // to it, so it gets the nearest K type instead (as Q4_K_M's does).
-  if (c == Category::TokenEmbd) return r.token_embedding_type.value_or(ft == F::NVFP4 ? DType::Q4_K : t);
+  // to it, so it gets the nearest K type instead (as Q4_K_M's does); the ternary types' gets Q4_K
+  // as in llama.cpp (an untied embedding table is not ternary even in a ternary-trained model).
+  if (c == Category::TokenEmbd)
+    return r.token_embedding_type.value_or(ft == F::NVFP4 || ft == F::TQ1_0 || ft == F::TQ2_0 ? DType::Q4_K : t);
   if (is_attn_v_like(c)) {
     if (ft == F::Q2_K) t = gqa >= 4 ? DType::Q4_K : DType::Q3_K;
     else if (ft == F::Q2_K_S && gqa >= 4) t = DType::Q4_K;
     else if (ft == F::Q3_K_M) t = k.i_attn_v < 2 ? DType::Q5_K : DType::Q4_K;
     else if (ft == F::Q3_K_L) t = DType::Q5_K;
+    else if (iq4 && gqa >= 4) t = DType::Q5_K;
     else if ((ft == F::Q4_K_M || ft == F::Q5_K_M) && use_more_bits(k.i_attn_v, k.n_attn_v)) t = DType::Q6_K;
     else if (ft == F::Q4_K_S && k.i_attn_v < 4) t = DType::Q5_K;
     if (moe8) t = DType::Q8_0;  // eight heads' worth of experts share it: cheap to keep at 8 bits
@@ -111,6 +118,7 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
     else if (ft == F::Q3_K_M) t = i < n / 16 ? DType::Q5_K : DType::Q4_K;
     else if (ft == F::Q3_K_L) t = DType::Q5_K;
     else if (ft == F::Q4_K_M) { if (use_more_bits(i, n)) t = DType::Q6_K; }
+    else if (iq4 && !r.has_imatrix && i < n / 8) t = DType::Q5_K;
     else if (ft == F::Q5_K_M && use_more_bits(i, n)) t = DType::Q6_K;
     else if (ft == F::Q4_K_S && i < n / 8) t = DType::Q5_K;
     else if ((ft == F::Q4_0 || ft == F::Q5_0) && r.has_imatrix && i < n / 8)
@@ -120,7 +128,7 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   }
   if (c == Category::AttnOutput) {
     if (moe8) {
-      if (ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M) t = DType::Q5_K;
+      if (ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M || iq4) t = DType::Q5_K;
     } else if (ft == F::Q2_K) t = DType::Q3_K;
     else if (ft == F::Q3_K_M) t = DType::Q4_K;
     else if (ft == F::Q3_K_L) t = DType::Q5_K;

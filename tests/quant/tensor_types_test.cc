@@ -179,5 +179,74 @@ TEST(TensorTypes, Fp4FileTypesAndManualPatterns) {
   EXPECT_THROW(choose_types(tensors, hints, rules), Error);
 }
 
+// IQ4_NL / IQ4_XS (llama.cpp's rules): attn_v gets Q5_K when four or more query heads share a KV
+// head, the first eighth of ffn_down Q5_K unless an imatrix guides the rounding, attn_output Q5_K
+// on eight-expert models; IQ4_XS rows that miss 256 fall back to IQ4_NL, the tied output to Q8_0.
+TEST(TensorTypes, Iq4Mixes) {
+  const auto tensors = qwen2_tensors(16, 1536, 8960, 256, 151936);
+  const ModelHints gqa6{"qwen2", 16, 12, 2, 0};
+  for (FileType ft : {FileType::IQ4_NL, FileType::IQ4_XS}) {
+    const DType base = ft == FileType::IQ4_NL ? DType::IQ4_NL : DType::IQ4_XS;
+    auto m = types_of(tensors, choose_types(tensors, gqa6, {ft}));
+    EXPECT_EQ(m["token_embd.weight"], DType::Q6_K);  // tied: the output's rule
+    EXPECT_EQ(m["blk.0.attn_v.weight"], DType::Q5_K);
+    EXPECT_EQ(m["blk.9.attn_v.weight"], DType::Q5_K);
+    EXPECT_EQ(m["blk.0.ffn_down.weight"], DType::Q5_K);  // layers 0 and 1 of 16
+    EXPECT_EQ(m["blk.1.ffn_down.weight"], DType::Q5_K);
+    EXPECT_EQ(m["blk.2.ffn_down.weight"], base);
+    EXPECT_EQ(m["blk.15.ffn_down.weight"], base);
+    for (const char* name : {"attn_q.weight", "attn_k.weight", "attn_output.weight", "ffn_up.weight", "ffn_gate.weight"})
+      EXPECT_EQ(m[std::string("blk.4.") + name], base) << name;
+    TypeRules with_imatrix{ft};
+    with_imatrix.has_imatrix = true;
+    m = types_of(tensors, choose_types(tensors, gqa6, with_imatrix));
+    EXPECT_EQ(m["blk.0.ffn_down.weight"], base);
+    EXPECT_EQ(m["blk.0.attn_v.weight"], DType::Q5_K);
+    m = types_of(tensors, choose_types(tensors, {"qwen2", 16, 12, 4, 0}, {ft}));  // 3 heads per KV head
+    EXPECT_EQ(m["blk.0.attn_v.weight"], base);
+    m = types_of(tensors, choose_types(tensors, {"qwen2", 16, 12, 2, 8}, {ft}));  // eight experts
+    EXPECT_EQ(m["blk.3.attn_output.weight"], DType::Q5_K);
+    EXPECT_EQ(m["blk.3.attn_v.weight"], DType::Q8_0);
+  }
+  const auto narrow = qwen2_tensors(24, 896, 4864, 128, 151936);
+  const ModelHints h{"qwen2", 24, 14, 2, 0};
+  for (FileType ft : {FileType::IQ4_NL, FileType::IQ4_XS}) {
+    const auto choices = choose_types(narrow, h, {ft});
+    auto m = types_of(narrow, choices);
+    EXPECT_EQ(m["token_embd.weight"], DType::Q8_0);  // Q6_K does not fit 896
+    EXPECT_EQ(m["blk.5.attn_q.weight"], DType::IQ4_NL);
+    EXPECT_EQ(m["blk.5.ffn_down.weight"], ft == FileType::IQ4_NL ? DType::IQ4_NL : DType::IQ4_XS);  // 4864 = 19 x 256
+    EXPECT_EQ(m["blk.0.attn_v.weight"], DType::Q5_1);  // Q5_K, then its 32-block fallback
+  }
+  std::vector<TensorDesc> odd = {{"blk.0.ffn_up.weight", DType::F32, {100, 64}}};  // no 32-block fits 100
+  const auto c = choose_types(odd, {"llama", 1, 1, 1, 0}, {FileType::IQ4_NL});
+  EXPECT_EQ(c[0].type, DType::F16);
+  EXPECT_TRUE(c[0].fell_back);
+}
+
+// TQ1_0 / TQ2_0: every layer matrix ternary, an untied token_embd Q4_K, the output Q6_K; rows that
+// miss 256 fall back to Q4_0.
+TEST(TensorTypes, TernaryMixes) {
+  auto tensors = qwen2_tensors(8, 1536, 8960, 256, 151936);
+  tensors.push_back({"output.weight", DType::BF16, {1536, 151936}});
+  for (FileType ft : {FileType::TQ1_0, FileType::TQ2_0}) {
+    const DType base = ft == FileType::TQ1_0 ? DType::TQ1_0 : DType::TQ2_0;
+    auto m = types_of(tensors, choose_types(tensors, {"qwen2", 8, 12, 2, 0}, {ft}));
+    EXPECT_EQ(m["token_embd.weight"], DType::Q4_K);
+    EXPECT_EQ(m["output.weight"], DType::Q6_K);
+    for (const char* name : {"attn_q.weight", "attn_v.weight", "attn_output.weight", "ffn_down.weight", "ffn_up.weight"})
+      EXPECT_EQ(m[std::string("blk.0.") + name], base) << name;
+    const auto narrow = qwen2_tensors(2, 896, 4864, 128, 1000);
+    m = types_of(narrow, choose_types(narrow, {"qwen2", 2, 14, 2, 0}, {ft}));
+    EXPECT_EQ(m["token_embd.weight"], DType::Q8_0);  // tied output
+    EXPECT_EQ(m["blk.0.attn_q.weight"], DType::Q4_0);
+    EXPECT_EQ(m["blk.0.ffn_down.weight"], base);
+  }
+  EXPECT_EQ(static_cast<uint32_t>(*file_type_from_name("iq4_nl")), 25u);  // llama_ftype's values
+  EXPECT_EQ(static_cast<uint32_t>(*file_type_from_name("IQ4_XS")), 30u);
+  EXPECT_EQ(static_cast<uint32_t>(*file_type_from_name("tq1_0")), 36u);
+  EXPECT_EQ(static_cast<uint32_t>(*file_type_from_name("TQ2_0")), 37u);
+}
+
 }  // namespace
 }  // namespace ridge::quant
