@@ -77,7 +77,7 @@ ValidateResult validate_on_this_machine(const std::string& model_path, const Har
   r.inputs.precision = engine_precision(model);
   r.inputs.hw = cpu;
 
-  ModelForward forward(model);
+  ModelForward forward(model, int(cpu.threads));  // the threads the prediction prices
   std::vector<float> logits;
   KvCache cache = forward.make_cache(options.prompt + options.decode + 1);
   // Warm-up: page the weights in and size the buffers, so the timings see steady state.
