@@ -33,7 +33,12 @@ def f32_models(ridge_bin, tmp_path_factory):
     run([ridge_bin, "synth", "qwen3-0.6b", "-t", "F32", "--std", "0.05", "-o", str(gqa), "--n-embd", "256",
          "--n-layer", "3", "--n-head", "8", "--n-head-kv", "1", "--head-dim", "64", "--n-ff", "512", "--n-vocab", "1000",
          "--n-ctx", "4096"])
-    return {"mla": str(mla), "gqa": str(gqa)}
+    mla_q8 = d / "mla.Q8_0.gguf"
+    run([ridge_bin, "synth", "deepseek-v2-lite", "-t", "Q8_0", "-o", str(mla_q8), "--n-embd", "512", "--n-layer", "4",
+         "--n-head", "4", "--n-ff", "1024", "--n-vocab", "1000", "--n-expert", "4", "--n-expert-used", "2",
+         "--n-ff-expert", "256", "--n-layer-dense-lead", "4", "--kv-lora-rank", "256", "--qk-rope-head-dim", "32",
+         "--qk-nope-head-dim", "64", "--v-head-dim", "64", "--n-ctx", "4096"])
+    return {"mla": str(mla), "gqa": str(gqa), "mla-q8": str(mla_q8)}
 
 
 def logits(ridge_bin, model, tmp_path, ranks=0):
@@ -67,6 +72,15 @@ def test_next_tokens_match_one_process(ridge_bin, f32_models, tmp_path, model, r
     assert kl.max() < 1e-4
     assert (one.argmax(1) == helix.argmax(1)).all()
     assert greedy(ridge_bin, f32_models[model], ranks) == greedy(ridge_bin, f32_models[model])
+
+
+# A quantized latent-attention model: int8 activations see the merge's other rounding, still within KL 1e-4.
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_quantized_mla_model_within_kl(ridge_bin, f32_models, tmp_path, ranks):
+    one = logits(ridge_bin, f32_models["mla-q8"], tmp_path)
+    kl = kl_rows(one, logits(ridge_bin, f32_models["mla-q8"], tmp_path, ranks))
+    print(f"\nQ8_0 MLA helix {ranks}: KL mean {kl.mean():.2e} max {kl.max():.2e}")
+    assert kl.max() < 1e-4
 
 
 def test_quantized_default_model_stays_close(ridge_bin, default_model, tmp_path):
