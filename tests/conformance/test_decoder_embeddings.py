@@ -31,8 +31,10 @@ def decoder(request, ridge_bin, tmp_path_factory):
 @pytest.mark.parametrize("pooling", ["last", "mean"])
 def test_decoder_embeddings_equal_llama_cpp(ridge_bin, decoder, pooling, tmp_path):
     from llama_cpp import Llama
-    model = Llama(model_path=decoder, embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048, n_threads=2,
-                  pooling_type=POOLING[pooling], verbose=False)
+    # One thread: the same vectors to the bit as two, as fast on this small model, and no spinning at ggml's
+    # per-operation barriers while the other core runs another test (ctest -j 2).
+    model = Llama(model_path=decoder, embedding=True, n_ctx=2048, n_batch=2048, n_ubatch=2048, n_threads=1,
+                  n_threads_batch=1, pooling_type=POOLING[pooling], verbose=False)
     # Texts within llama.cpp's context here (the synthetic byte-level vocabulary makes long texts long).
     texts = [t for t in embedding_corpus.texts(200) if t.strip() and len(model.tokenize(t.encode(), add_bos=True)) <= 2000][:60]
     ref = np.array([model.embed(t, normalize=True) for t in texts], dtype=np.float32)
