@@ -68,13 +68,19 @@ TEST(Iq4Ternary, AllZeroBlocksHaveKnownBytes) {
     for (float v : decode(t, encode(t, zeros), 256)) EXPECT_EQ(v, 0.0f) << dtype_name(t);
 }
 
-// Values d * t, t in {-1, 0, 1}, with a 1 or -1 in every super-block and d exact in f16.
+// Values d * t, t in {-1, 0, 1}, with a 1 or -1 in every super-block and d exact in f16, come back
+// exactly from both ternary types.
 TEST(Iq4Ternary, TernaryRowsComeBackExactly) {
   std::mt19937 rng(7);
   std::uniform_int_distribution<int> trit(-1, 1);
   const float d[] = {0.375f, 1.0f / 64, 3.5f, 0.0078125f};
   std::vector<float> x(1024);
   for (size_t i = 0; i < x.size(); ++i) x[i] = d[i / 256] * float(i % 256 == 17 ? -1 : trit(rng));
+  // Any row: the two layouts hold the same trits and the same d.
+  std::vector<float> g(1024);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& v : g) v = normal(rng);
+  EXPECT_EQ(decode(DType::TQ1_0, encode(DType::TQ1_0, g), g.size()), decode(DType::TQ2_0, encode(DType::TQ2_0, g), g.size()));
   for (DType t : {DType::TQ1_0, DType::TQ2_0}) {
     EXPECT_EQ(decode(t, encode(t, x), x.size()), x) << dtype_name(t);
     const std::vector<float> w(x.size(), 2.0f);  // an imatrix changes nothing
