@@ -41,22 +41,27 @@ PROMPTS = [
 ]
 
 
+# llama.cpp's threads for the references here and in the files that import this: one gives the same bits as two
+# (measured: every logit of PROMPTS and every greedy continuation of GREEDY_PROMPTS) and never spins at ggml's
+# per-operation barriers for a thread that another process holds off the core, as ctest -j 2 always does: beside
+# one busy process, measured, PROMPTS' logits took 4.2-4.6 s on one thread and 10-22 s on two, greedy
+# continuations five times longer on two.
+ORACLE_THREADS = 1
+
+
 @pytest.fixture(scope="module")
 def oracle(default_model):
-    o = LlamaOracle(default_model, flash_attn=False)
+    o = LlamaOracle(default_model, flash_attn=False, n_threads=ORACLE_THREADS)
     yield o
     o.close()
 
 
 class Reference:
-    """llama.cpp's answers, each computed once for the whole file: token ids, every position's logits (the
-    two-thread oracle above: whole prompts in one batch) and greedy 64-token continuations. These decode one
-    token a step on a one-thread context of the same settings: the same bits (ggml's CPU kernels split work
-    between threads, never a sum), and a two-thread context's per-operation barriers spin for whole time slices
-    whenever the other core is busy (five times slower under ctest -j 2, measured)."""
+    """llama.cpp's answers, each computed once for the whole file: token ids, every position's logits, and
+    greedy 64-token continuations."""
 
-    def __init__(self, oracle, decoder):
-        self.oracle, self.decoder = oracle, decoder
+    def __init__(self, oracle):
+        self.oracle = oracle
         self._ids, self._logits, self._greedy = {}, {}, {}
 
     def ids(self, text):
@@ -71,15 +76,13 @@ class Reference:
 
     def greedy(self, text):
         if text not in self._greedy:
-            self._greedy[text] = self.decoder.greedy(self.ids(text), 64)
+            self._greedy[text] = self.oracle.greedy(self.ids(text), 64)
         return self._greedy[text]
 
 
 @pytest.fixture(scope="module")
-def reference(oracle, default_model):
-    decoder = LlamaOracle(default_model, flash_attn=False, n_threads=1)
-    yield Reference(oracle, decoder)
-    decoder.close()
+def reference(oracle):
+    return Reference(oracle)
 
 
 def tokenize(oracle, text):
@@ -206,7 +209,7 @@ def format_gaps(gaps):
 
 def alternative_path(default_model, oracle, reference):
     """llama.cpp's flash-attention / f32-KV path against its default path on GREEDY_PROMPTS, as a report."""
-    alternative = LlamaOracle(default_model, flash_attn=True, kv_type=0)
+    alternative = LlamaOracle(default_model, flash_attn=True, kv_type=0, n_threads=ORACLE_THREADS)
     firsts, gaps = [], []
     try:
         for text in GREEDY_PROMPTS:

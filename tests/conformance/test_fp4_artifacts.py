@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from llama_oracle import LlamaOracle
-from test_forward import PROMPTS, log_softmax, ridge_logits, tokenize
+from test_forward import ORACLE_THREADS, PROMPTS, log_softmax, ridge_logits, tokenize
 
 ARTIFACTS = {
     "NVFP4": ["--type", "NVFP4"],
@@ -46,7 +46,7 @@ def test_every_nvfp4_matrix_has_its_factor(artifact):
 
 def test_llama_cpp_and_ridge_agree_on_the_artifact(ridge_bin, artifact):
     kind, path = artifact
-    oracle = LlamaOracle(path, flash_attn=False)
+    oracle = LlamaOracle(path, flash_attn=False, n_threads=ORACLE_THREADS)
     try:
         kls, agree, positions, margins = [], 0, 0, []
         for text in PROMPTS:

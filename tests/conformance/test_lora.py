@@ -44,7 +44,7 @@ import pytest
 
 from llama_oracle import LlamaOracle
 from serve_fixture import start_server, stop_server, stream_chat
-from test_forward import NEAR_TIE, PROMPTS, first_difference, log_softmax, tie_gap, tokenize
+from test_forward import NEAR_TIE, ORACLE_THREADS, PROMPTS, first_difference, log_softmax, tie_gap, tokenize
 
 pytestmark = pytest.mark.lora
 
@@ -186,8 +186,9 @@ class Agreement:
 def alternative_path(model, lora, scale, prompts):
     """llama.cpp against itself (flash attention, f32 KV vs its default path) with the same adapter: the
     disagreement rounding alone causes, printed beside a failure."""
-    ref_o = LlamaOracle(model, flash_attn=False, lora=lora, lora_scale=scale)
-    alt_o = LlamaOracle(model, flash_attn=True, kv_type=0, lora=lora, lora_scale=scale)
+    ref_o = LlamaOracle(model, flash_attn=False, lora=lora, lora_scale=scale, n_threads=ORACLE_THREADS)
+    alt_o = LlamaOracle(model, flash_attn=True, kv_type=0, lora=lora, lora_scale=scale,
+                        n_threads=ORACLE_THREADS)
     a = Agreement()
     try:
         for text in prompts:
@@ -207,7 +208,7 @@ def test_adapted_distributions_match_llama_cpp(ridge_bin, default_model, model_k
     _, manifest = request.getfixturevalue(adapters_fixture)
     model = default_model if model_key == "smol" else str(QWEN)
     names, prompts = KL_CASES[model_key]
-    oracle = LlamaOracle(model, flash_attn=False)
+    oracle = LlamaOracle(model, flash_attn=False, n_threads=ORACLE_THREADS)
     shift = {n: Agreement() for n in names}
     got = {(n, form): Agreement() for n in names for form in ("gguf", "peft")}
     try:
@@ -256,7 +257,7 @@ def test_adapted_distributions_match_llama_cpp(ridge_bin, default_model, model_k
 def base_agreement(ridge_bin, model, prompts):
     """ridge against llama.cpp on the base model alone (test_forward.py's check of the default model), shown
     beside a failure with an adapter."""
-    oracle = LlamaOracle(model, flash_attn=False)
+    oracle = LlamaOracle(model, flash_attn=False, n_threads=ORACLE_THREADS)
     a = Agreement()
     try:
         for text in prompts:
@@ -279,7 +280,7 @@ def test_rslora_and_lora_scale_match_llama_cpp(ridge_bin, default_model, smol_ad
         ("r8_attn.gguf --lora-scale 0.5", m["r8_attn"]["gguf"], 0.5, m["r8_attn"]["gguf"], 0.5),
         ("r64_all PEFT dir --lora-scale 0.5", m["r64_all"]["peft"], 0.5, m["r64_all"]["gguf"], 0.5),
     ]
-    oracle = LlamaOracle(default_model, flash_attn=False)
+    oracle = LlamaOracle(default_model, flash_attn=False, n_threads=ORACLE_THREADS)
     results, refs = [], {}
     try:
         ids = tokenize(oracle, PROMPTS[0])
@@ -309,8 +310,7 @@ def test_greedy_continuations_with_adapter_match_llama_cpp(ridge_bin, default_mo
     """`ridge run --lora`: 64-token greedy continuations leave llama.cpp's only where llama.cpp's top two logits
     are within test_forward's near-tie margin; both forms of the adapter."""
     _, m = smol_adapters
-    # One thread: the same bits, and no barrier spinning at every step when the other core is busy (test_forward).
-    oracle = LlamaOracle(default_model, flash_attn=False, lora=m["r8_attn"]["gguf"], n_threads=1)
+    oracle = LlamaOracle(default_model, flash_attn=False, lora=m["r8_attn"]["gguf"], n_threads=ORACLE_THREADS)
     report, worst = [], 0.0
     try:
         for text in (PROMPTS[2], "The capital of France is", "import numpy as np\n\ndef softmax(x):\n"):
