@@ -1,34 +1,43 @@
-"""`ridge quantize --type IQ4_NL | IQ4_XS | TQ1_0 | TQ2_0` against llama.cpp's `llama-quantize` on the
-same input (and the same --imatrix): the two files are byte-identical, header, metadata, tensor
-order, the mix rules' types and every block. ridge then loads its own artifact and its next-token
-logits stay near the source's.
+"""`ridge quantize --type IQ4_NL | IQ4_XS | TQ1_0 | TQ2_0` against llama.cpp's quantizer on the same input:
+without an importance matrix the two files are byte-identical (llama.cpp's llama_model_quantize through
+llama-cpp-python: header, metadata, tensor order, the mix rules' types and every block); with one
+(`ridge imatrix`), every tensor of ridge's artifact is byte for byte what ggml's ggml_quantize_chunk writes
+for that tensor's type from the source's values and the importance llama-quantize derives from the file
+(in_sum2 / counts per column); the type each tensor gets with an imatrix is tests/quant/tensor_types_test.cc's.
+ridge then loads its own artifact and its next-token logits stay near the source's.
 
 Inputs: a small synthetic F16 model (rows of 256 and 512, four query heads per KV head, eight layers,
 an untied output: every rule and no fallback) and the default model (Q4_1, requantized; rows of
 576: IQ4_XS falls back to IQ4_NL, the ternary types to Q4_0; three query heads per KV head).
-
-llama-quantize is the one tools/build_llama_cpp.sh builds ($RIDGE_HOME/llama.cpp/build-avx512/bin;
-LLAMA_QUANTIZE overrides the path); without it these tests fail, as the other llama.cpp comparisons do.
 """
 import argparse
+import ctypes
 import os
 import subprocess
 
 import gguf
+import llama_cpp as lc
 import numpy as np
 import pytest
 
 TYPES = ["IQ4_NL", "IQ4_XS", "TQ1_0", "TQ2_0"]
-HOME = os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
 TEXT = argparse.__file__  # calibration text for the imatrix: a real English + Python file every python3 has
 PROMPT = "The capital of France is Paris. The capital of Germany is"
 
 
+# llama_ftype of each file type (llama.h).
+FTYPES = {"IQ4_NL": 25, "IQ4_XS": 30, "TQ1_0": 36, "TQ2_0": 37}
+_quiet_log = lc.llama_log_callback(lambda level, text, user: None)
+
+
 @pytest.fixture(scope="module")
-def llama_quantize():
-    path = os.environ.get("LLAMA_QUANTIZE") or os.path.join(HOME, "llama.cpp", "build-avx512", "bin", "llama-quantize")
-    assert os.access(path, os.X_OK), f"llama-quantize not found at {path}: run tools/build_llama_cpp.sh"
-    return path
+def ggml():
+    """ggml's own quantizer, from the library llama-cpp-python ships."""
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(lc.__file__), "lib", "libggml-base.so"))
+    lib.ggml_quantize_chunk.restype = ctypes.c_size_t
+    lib.ggml_quantize_chunk.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                                        ctypes.c_int64, ctypes.c_void_p]
+    return lib
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +87,47 @@ def ridge_quantize(ridge_bin, work):
     return quantize
 
 
-def llama_cpp_quantize(tool, src, dst, type_name, imatrix=None):
-    extra = ["--imatrix", str(imatrix)] if imatrix else []
-    r = subprocess.run([tool, "--allow-requantize", *extra, str(src), str(dst), type_name, "2"], capture_output=True, text=True)
-    assert r.returncode == 0, f"llama-quantize failed:\n{r.stderr[-2000:]}"
+def llama_cpp_quantize(src, dst, type_name):
+    lc.llama_log_set(_quiet_log, ctypes.c_void_p(0))
+    params = lc.llama_model_quantize_default_params()
+    params.ftype = FTYPES[type_name]
+    params.nthread = 2
+    params.allow_requantize = True
+    rc = lc.llama_model_quantize(str(src).encode(), str(dst).encode(), ctypes.byref(params))
+    assert rc == 0, f"llama_model_quantize failed ({rc})"
+
+
+def importance(imatrix_path):
+    """{tensor: per-column importance} as llama-quantize reads an imatrix file: in_sum2 / counts."""
+    r = gguf.GGUFReader(str(imatrix_path))
+    t = {x.name: np.asarray(x.data, dtype=np.float32).reshape(-1) for x in r.tensors}
+    return {name[:-len(".in_sum2")]: (t[name] / np.float32(t[name[:-len(".in_sum2")] + ".counts"][0])).astype(np.float32)
+            for name in t if name.endswith(".in_sum2")}
+
+
+def assert_tensors_as_ggml_writes(ggml, ours, src, imatrix_path):
+    """Every quantized tensor of `ours` is ggml_quantize_chunk's bytes for its type from the source's values."""
+    weights = importance(imatrix_path)
+    source = {t.name: t for t in gguf.GGUFReader(str(src)).tensors}
+    checked = 0
+    for t in gguf.GGUFReader(str(ours)).tensors:
+        block, block_bytes = gguf.GGML_QUANT_SIZES[t.tensor_type]
+        if block == 1:
+            continue
+        s = source[t.name]
+        values = np.ascontiguousarray(gguf.quants.dequantize(s.data, s.tensor_type), dtype=np.float32)
+        n_per_row = int(t.shape[0])
+        rows = values.size // n_per_row
+        want = np.zeros(rows * n_per_row // block * block_bytes, dtype=np.uint8)
+        imp = weights.get(t.name)
+        ggml.ggml_quantize_chunk(int(t.tensor_type), values.ctypes.data, want.ctypes.data, 0, rows, n_per_row,
+                                 None if imp is None else np.ascontiguousarray(imp).ctypes.data)
+        got = np.asarray(t.data).view(np.uint8).reshape(-1)
+        differ = np.flatnonzero(got != want)
+        assert differ.size == 0, (f"{t.name} ({t.tensor_type.name}, importance {'yes' if imp is not None else 'no'}): "
+                                  f"{differ.size} of {got.size} bytes differ from ggml's, first in block {differ[0] // block_bytes}")
+        checked += 1
+    assert checked > 0
 
 
 def where_they_differ(ours, theirs):
@@ -122,13 +168,10 @@ def tensor_types(path):
     return {t.tensor_type.name for t in gguf.GGUFReader(str(path)).tensors}
 
 
-@pytest.mark.parametrize("with_imatrix", [False, True], ids=["plain", "imatrix"])
 @pytest.mark.parametrize("type_name", TYPES)
-def test_synthetic_f16_matches_llama_quantize(ridge_quantize, llama_quantize, synth_f16, synth_imatrix, tmp_path, type_name,
-                                               with_imatrix):
-    imatrix = synth_imatrix if with_imatrix else None
-    ours, theirs = ridge_quantize(synth_f16, type_name, imatrix), tmp_path / "llama.gguf"
-    llama_cpp_quantize(llama_quantize, synth_f16, theirs, type_name, imatrix)
+def test_synthetic_f16_matches_llama_quantize(ridge_quantize, synth_f16, tmp_path, type_name):
+    ours, theirs = ridge_quantize(synth_f16, type_name), tmp_path / "llama.gguf"
+    llama_cpp_quantize(synth_f16, theirs, type_name)
     assert_identical(ours, theirs)
     types = tensor_types(ours)
     assert type_name in types and "Q6_K" in types  # the output
@@ -138,17 +181,25 @@ def test_synthetic_f16_matches_llama_quantize(ridge_quantize, llama_quantize, sy
     assert ("Q4_K" in types) == type_name.startswith("TQ")
 
 
+@pytest.mark.parametrize("type_name", TYPES)
+def test_synthetic_f16_with_imatrix_is_what_ggml_writes(ggml, ridge_quantize, synth_f16, synth_imatrix, type_name):
+    assert_tensors_as_ggml_writes(ggml, ridge_quantize(synth_f16, type_name, synth_imatrix), synth_f16, synth_imatrix)
+
+
 # The default model in every type without an imatrix; with one in IQ4_XS (IQ4_NL shares its search,
 # and the ternary types ignore an imatrix: both are covered on the synthetic model).
-@pytest.mark.parametrize("case", TYPES + ["IQ4_XS+imatrix"])
-def test_default_model_matches_llama_quantize(ridge_quantize, llama_quantize, default_model, default_imatrix, tmp_path, case):
-    type_name, _, with_imatrix = case.partition("+")
-    imatrix = default_imatrix if with_imatrix else None
-    ours, theirs = ridge_quantize(default_model, type_name, imatrix), tmp_path / "llama.gguf"
-    llama_cpp_quantize(llama_quantize, default_model, theirs, type_name, imatrix)
+@pytest.mark.parametrize("type_name", TYPES)
+def test_default_model_matches_llama_quantize(ridge_quantize, default_model, tmp_path, type_name):
+    ours, theirs = ridge_quantize(default_model, type_name), tmp_path / "llama.gguf"
+    llama_cpp_quantize(default_model, theirs, type_name)
     assert_identical(ours, theirs)
     fallback = "IQ4_NL" if type_name.startswith("IQ4") else "Q4_0"  # rows of 576 miss 256
     assert fallback in tensor_types(ours)
+
+
+def test_default_model_with_imatrix_is_what_ggml_writes(ggml, ridge_quantize, default_model, default_imatrix):
+    assert_tensors_as_ggml_writes(ggml, ridge_quantize(default_model, "IQ4_XS", default_imatrix), default_model,
+                                  default_imatrix)
 
 
 def prompt_logits(ridge_bin, model, ids, tmp_path):
