@@ -44,13 +44,6 @@ def ridge_embed(ridge_bin, model, texts, tmp_path, *args):
     return np.array([r["embedding"] for r in rows], dtype=np.float32)
 
 
-def st_vectors(model, texts, **kwargs):
-    """sentence-transformers' vectors of `texts` (st_reference.encode), one text a batch: a batch pads every text
-    to its longest, which made batches of 32 three to six times slower here for the same vectors (cosine to
-    them >= 1 - 1e-7)."""
-    return st_reference.encode(model, texts, batch_size=1, **kwargs)
-
-
 def cosines(a, b):
     a = a / np.linalg.norm(a, axis=1, keepdims=True)
     b = b / np.linalg.norm(b, axis=1, keepdims=True)
@@ -60,7 +53,7 @@ def cosines(a, b):
 @pytest.fixture(scope="module")
 def corpus_reference(minilm):
     texts = embedding_corpus.texts(600)
-    return texts, st_vectors(minilm, texts)
+    return texts, st_reference.encode(minilm, texts)
 
 
 # f32: the file's weights as they are; bf16: the AMX tile path (f32 elsewhere); q8_0: 8-bit weights.
@@ -80,7 +73,7 @@ def test_vectors_equal_sentence_transformers(ridge_bin, minilm, corpus_reference
 def retrieval_reference(minilm):
     """sentence-transformers' vectors of the retrieval set's queries, then its passages."""
     queries, passages, _ = retrieval()
-    return st_vectors(minilm, queries + passages)
+    return st_reference.encode(minilm, queries + passages)
 
 
 def test_retrieval_ranking_equals_sentence_transformers(ridge_bin, minilm, retrieval_reference, tmp_path):

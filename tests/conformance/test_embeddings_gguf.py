@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import embedding_corpus  # noqa: E402
-from test_embeddings import cosines, minilm, ridge_embed, st_vectors  # noqa: E402,F401
+from test_embeddings import cosines, minilm, ridge_embed  # noqa: E402,F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -78,8 +78,9 @@ def test_gguf_vectors_equal_llama_cpp_and_the_directory(ridge_bin, minilm, conve
 
 def test_q8_0_gguf_against_sentence_transformers(ridge_bin, minilm, converted, texts, tmp_path):
     """The Q8_0 file's vectors (int8 products in ridge and in llama.cpp alike) against the f32 reference."""
+    import st_reference
     some = texts[::5]
-    ref = st_vectors(minilm, some)
+    ref = st_reference.encode(minilm, some)
     ours, llama = cosines(ridge_embed(ridge_bin, converted["q8_0"], some, tmp_path), ref), cosines(
         llama_cpp_vectors(converted["q8_0"], some), ref)
     print(f"Q8_0 GGUF, {len(some)} texts: cosine to sentence-transformers min {ours.min():.5f} (llama.cpp {llama.min():.5f}), "
