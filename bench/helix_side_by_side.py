@@ -60,6 +60,11 @@ def run_layout(ridge, model, layout, context, decode, threads):
             "comm_ms": [comm[r] for r in sorted(comm)], "maxrss_mib": [int(k) / 1024 for k in MAXRSS.findall(proc.stderr)]}
 
 
+def per_rank(runs, key, combine):
+    n = min(len(x[key]) for x in runs)
+    return [combine(x[key][i] for x in runs) for i in range(n)]
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("-m", "--model")
@@ -77,8 +82,7 @@ def main():
         for c in contexts:
             for layout in ["one", "tp2", "helix2"]:
                 res = run_layout(a.ridge, model, layout, c, a.decode, a.threads)
-                print(f"round {r + 1} context {c} {layout}: decode {res['decode_ms']:.2f} ms/step, "
-                      f"prefill {res['prefill_s']:.1f} s", file=sys.stderr, flush=True)
+                print(f"round {r + 1}: {json.dumps(res)}", file=sys.stderr, flush=True)  # each run as it ends
                 runs.append(res)
     rows = []
     for c in contexts:
@@ -89,8 +93,9 @@ def main():
                          "decode_ms": statistics.median(x["decode_ms"] for x in mine),
                          "predicted_ms": mine[0]["predicted_ms"],
                          "prefill_s": statistics.median(x["prefill_s"] for x in mine),
-                         "comm_ms": [statistics.median(x["comm_ms"][i] for x in mine) for i in range(len(mine[0]["comm_ms"]))],
-                         "maxrss_mib": [max(x["maxrss_mib"][i] for x in mine) for i in range(len(mine[0]["maxrss_mib"]))],
+                         # per rank (its time in collectives; its peak resident memory), over the rounds
+                         "comm_ms": per_rank(mine, "comm_ms", statistics.median),
+                         "maxrss_mib": per_rank(mine, "maxrss_mib", max),
                          "kv_mib_per_rank": c * KV_BYTES_PER_TOKEN / kvp / 2**20 if not a.model else None})
     if a.json:
         print(json.dumps({"model": model, "threads": a.threads, "rows": rows}, indent=2))

@@ -45,6 +45,15 @@ inline void transpose16(__m512 r[16]) {
   }
 }
 
+// x[i] = round_to_f16(x[i]) for i < n, sixteen at a time by the hardware's conversion (round to
+// nearest even, as the portable function rounds).
+inline void round_to_f16_avx512(float* x, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm512_storeu_ps(x + i, _mm512_cvtph_ps(_mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+  for (; i < n; ++i) x[i] = round_to_f16(x[i]);
+}
+
 // Whether latent_tile_one_f16 can run: an f16 store whose blocks hold whole groups of 16 positions.
 inline bool latent_tile_one_fits(const KvLayerView& kv) { return kv.dtype == KvDtype::F16 && kv.block_size % 16 == 0; }
 
@@ -65,7 +74,8 @@ void latent_tile_one_f16(const ref::LatentAttentionArgs& args, const float* q, i
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)));
   };
   for (int64_t h = 0; h < args.n_heads; ++h) {
-    for (int64_t d = 0; d < width; ++d) q_head[d] = round_to_f16(q[h * width + d]);
+    std::copy_n(q + h * width, width, q_head);
+    round_to_f16_avx512(q_head, width);
     float* s = scores + h * kAttentionTile;
     for (int64_t g = 0; g < groups; ++g) {  // lanes past n hold another position's score: never read
       const uint16_t* keys = group_keys(g);
@@ -78,7 +88,7 @@ void latent_tile_one_f16(const ref::LatentAttentionArgs& args, const float* q, i
     for (int64_t j = 0; j < n; ++j) max_score = std::max(max_score, s[j] *= args.scale);
     double sum = 0.0;  // in double, as the ordinary attention tiles
     for (int64_t j = 0; j < n; ++j) sum += double(s[j] = std::exp(s[j] - max_score));
-    for (int64_t j = 0; j < n; ++j) s[j] = round_to_f16(s[j]);
+    round_to_f16_avx512(s, n);
     float* part = partial + h * (latent + 2);
     part[0] = max_score;
     part[1] = float(sum);
