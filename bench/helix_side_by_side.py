@@ -27,7 +27,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOME = os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
 ENV = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-       "OMPI_MCA_rmaps_base_oversubscribe": "1"}
+       "OMPI_MCA_rmaps_base_oversubscribe": "1", "RIDGE_DIST_STATS": "1"}  # each rank's time in collectives
 SHAPE = ["--n-embd", "1024", "--n-layer", "1", "--n-head", "2", "--n-ff", "2048", "--n-vocab", "2000",
          "--n-expert", "4", "--n-expert-used", "2", "--n-ff-expert", "512", "--n-layer-dense-lead", "1",
          "--kv-lora-rank", "512", "--q-lora-rank", "0", "--qk-rope-head-dim", "64", "--qk-nope-head-dim", "128",
@@ -47,7 +47,7 @@ def default_model(ridge):
 def run_layout(ridge, model, layout, context, decode, threads):
     ranks = 1 if layout == "one" else 2
     flags = {"one": [], "tp2": ["--tp", "2"], "helix2": ["--helix", "2"]}[layout]
-    prefix = [] if ranks == 1 else [shutil.which("mpirun"), "-np", "2", "--bind-to", "none"]
+    prefix = [] if ranks == 1 else [shutil.which("mpirun"), "-np", "2", "--bind-to", "none", "-x", "RIDGE_DIST_STATS"]
     cmd = [*prefix, "/usr/bin/time", "-f", "maxrss_kib %M", ridge, "plan", model, "--validate", "--validate-prompt",
            str(context), "--validate-decode", str(decode), "--json", "-t", str(threads // ranks), *flags]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=1500)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 
 #include "core/error.h"
@@ -80,7 +81,8 @@ StageForward::StageForward(const Model& shard_model, const PagedForwardConfig& c
 
 // Each rank's (rows, its columns) block, gathered, then laid side by side row by row.
 StageForward::~StageForward() {
-  if (parallel_.tp_group->size() == 1) return;
+  // On request only (RIDGE_DIST_STATS=1): a line after a command's own output would break its readers.
+  if (parallel_.tp_group->size() == 1 || !std::getenv("RIDGE_DIST_STATS")) return;
   auto per_step = [&](int k) { return steps_[k] ? 1e3 * collective_s_[k] / double(steps_[k]) : 0.0; };
   log_info("rank {}: in the tensor-parallel group's collectives {:.3f} ms a decode step ({} steps), {:.3f} ms another step ({})",
            parallel_.rank, per_step(0), steps_[0], per_step(1), steps_[1]);

@@ -33,7 +33,7 @@ int32_t kv_block_share(const Model& shard_model, int32_t block_size, const Paral
 class StageForward {
  public:
   StageForward(const Model& shard_model, const PagedForwardConfig& config, Parallel& parallel);
-  ~StageForward();  // logs the time this rank spent in the tensor-parallel group's collectives
+  ~StageForward();  // with RIDGE_DIST_STATS set: logs this rank's time in the tensor-parallel group's collectives
   // Called by every rank with the same batch; logits are filled on world rank 0 only.
   void forward(const TokenBatch& batch, std::vector<float>& logits);
   void copy_block(BlockId src, BlockId dst) { store_.copy_block(src, dst); }
