@@ -111,12 +111,13 @@ int64_t argmax(const float* x, int64_t n) { return std::max_element(x, x + n) - 
 class HelixForward : public ::testing::TestWithParam<std::tuple<std::string, int>> {
  protected:
   // The model in `type`: F32 to see the merge's own rounding, Q8_0 for the int8 paths.
-  void write(DType type) {
+  void write(DType type, int64_t window = 0) {
     const std::string arch = std::get<0>(GetParam());
     path_ = (std::filesystem::temp_directory_path() / ("helix_" + arch + "_" + std::to_string(getpid()) + ".gguf")).string();
     synth::SynthOptions o;
     o.spec = arch == "deepseek2" ? tiny_deepseek2(0) : tiny_spec(arch);
     o.spec.n_ctx_train = 1024;
+    if (window > 0) o.spec.sliding_window = window;
     if (o.spec.n_expert > 0) {  // three 16-row slices (and DeepSeek's shared expert)
       o.spec.n_ff_expert = 48;
       if (arch == "mixtral" || arch == "olmoe") o.spec.n_ff = 48;  // llama.cpp reads their expert width there
@@ -242,6 +243,19 @@ TEST_P(HelixForward, TokenBitsDoNotDependOnTheBatch) {
   for (size_t s = last; s < alone.size(); ++s) joined.insert(joined.end(), alone[s].begin(), alone[s].end());
   EXPECT_EQ(batched, joined);
 }
+
+// A sliding window narrower than the group (2 positions, 3 ranks): a rank holds none of some tokens'
+// windows in the middle of a prompt, and those tokens sit among others in one block of queries.
+class HelixNarrowWindow : public HelixForward {};
+TEST_P(HelixNarrowWindow, TokensWithoutLocalHistoryMergeToOneProcess) {
+  write(DType::F32, 2);
+  const auto want = one_process(false), got = helix(false);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t s = 0; s < want.size(); ++s)
+    for (size_t row = 0; row * 320 < want[s].size(); ++row)
+      EXPECT_LT(kl(want[s].data() + row * 320, got[s].data() + row * 320, 320), 1e-4) << "step " << s << " row " << row;
+}
+INSTANTIATE_TEST_SUITE_P(Gemma3, HelixNarrowWindow, ::testing::Values(std::tuple<std::string, int>{"gemma3", 3}));
 
 std::string name(const ::testing::TestParamInfo<std::tuple<std::string, int>>& p) {
   return std::get<0>(p.param) + "_helix" + std::to_string(std::get<1>(p.param));

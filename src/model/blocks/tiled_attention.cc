@@ -50,7 +50,11 @@ void ModelForward::attend(const TiledAttention& a, int64_t n) {
           continue;
         }
         // Tile c is read by the block's tokens whose histories include it: a contiguous few.
-        const int64_t block_first = first_tile(t0), block_end = first_tile(t1 - 1) + tiles_of(t1 - 1);
+        // Its last tile is the last token's, unless that token has none (a KV-parallel rank holding
+        // none of its window): then an earlier token's.
+        const int64_t block_first = first_tile(t0);
+        int64_t block_end = block_first;
+        for (int64_t t = t0; t < t1; ++t) block_end = std::max(block_end, first_tile(t) + tiles_of(t));
         int64_t ta = t0, tb = t0;
         for (int64_t c = block_first; c < block_end; ++c) {
           while (tb < t1 && first_tile(tb) <= c) ++tb;
