@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "cli/parallel_options.h"
 #include "dist/lockstep.h"
+#include "dist/world.h"
 #include "core/error.h"
 #include "model/lora/lora_adapter.h"
 #include "model/forward.h"
@@ -55,7 +56,7 @@ void run_logits_split(const LogitsOptions& o, const std::vector<int32_t>& ids, d
   PagedForwardConfig c;
   c.n_threads = default_threads(0);
   c.kv_dtype = *kv_dtype;
-  c.block_size = 16 * parallel.sizes.kvp;  // Helix: 16 positions per rank's share of a block
+  c.block_size = dist::default_kv_block_size(parallel.sizes.kvp);
   c.n_blocks = int32_t((n + c.block_size - 1) / c.block_size);
   c.n_ctx = n;
   c.parallel = &parallel;

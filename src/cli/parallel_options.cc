@@ -31,12 +31,18 @@ void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o) {
       ->capture_default_str();
 }
 
+int helix_tp_size(int tp, int helix) {
+  if (helix < 1) fail("--helix must be 1 or more, not {}", helix);
+  if (helix == 1) return tp;
+  if (tp != 1 && tp != helix)
+    fail("--helix {} shards the KV over the tensor-parallel group: it needs --tp {} (not {})", helix, helix, tp);
+  return helix;
+}
+
 dist::Parallel* parallel_for(const ParallelCliOptions& o) {
   static std::unique_ptr<dist::Parallel> made;
   if (made) return made->distributed() ? made.get() : nullptr;
-  if (o.helix < 1) fail("--helix must be 1 or more, not {}", o.helix);
-  const int tp = o.helix > 1 && o.tp == 1 ? o.helix : o.tp;
-  if (o.helix > 1 && tp != o.helix) fail("--helix {} shards the KV over the tensor-parallel group: it needs --tp {} (not {})", o.helix, o.helix, o.tp);
+  const int tp = helix_tp_size(o.tp, o.helix);
   if (o.helix > 1 && o.dp_attention) fail("--helix and --enable-dp-attention divide the sequences two ways: pick one");
   dist::ParallelSizes sizes{tp, o.pp, o.ep, o.pp_microbatches};
   sizes.kvp = o.helix;

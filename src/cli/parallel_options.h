@@ -22,6 +22,10 @@ struct ParallelCliOptions {
 
 void add_parallel_options(CLI::App* cmd, ParallelCliOptions& o);
 
+// --helix N shards the KV over the tensor-parallel group: --tp defaults to N and must equal it.
+// Returns the tensor-parallel size; error on a size below 1 or a --tp that differs.
+int helix_tp_size(int tp, int helix);
+
 // The job's layout when it is split (tp * pp > 1, started by mpirun), else null. Made once.
 dist::Parallel* parallel_for(const ParallelCliOptions& o);
 // What this rank holds of the model; null when it is not split.

@@ -161,12 +161,9 @@ void run_validate(const PlanArgs& a) {
   if (a.save_calibration) std::printf("saved the fitted overheads to %s\n", default_calibration_path().c_str());
 }
 
-// --helix N names the tensor-parallel group it shards: --tp defaults to N and must equal it.
+// --helix N names the tensor-parallel group it shards, as on the engine's commands.
 void resolve_helix(ParallelPlan& p) {
-  if (p.kvp < 1) fail("--helix must be >= 1, got {}", p.kvp);
-  if (p.kvp > 1 && p.tp == 1) p.tp = p.kvp;
-  if (p.kvp > 1 && p.tp != p.kvp)
-    fail("--helix {} shards the KV over the tensor-parallel group: --tp must be {} too (got {})", p.kvp, p.kvp, p.tp);
+  p.tp = helix_tp_size(int(p.tp), int(p.kvp));
   check_parallel_plan(p);
 }
 

@@ -3,6 +3,7 @@
 // with MPI) every rank of the job takes part; otherwise the process is alone. Ranks are laid out
 // stage-major: world rank = stage * tp + tp_rank, so a tensor-parallel group is consecutive ranks
 // (one host, or one shared-memory domain, when mpirun fills hosts in order).
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -21,6 +22,10 @@ struct ParallelSizes {
   int kvp = 1;
   int world() const { return tp * pp; }
 };
+
+// The default KV block: 16 positions, or under Helix 16 per rank's share (the positions the attention
+// kernels read at once), so kvp times that.
+inline int32_t default_kv_block_size(int kvp) { return 16 * kvp; }
 
 struct Parallel {
   ParallelSizes sizes;

@@ -47,10 +47,9 @@ EngineConfig resolve(const Model& model, EngineConfig c, KvMemoryPlan& plan, Mem
   if (c.max_batched_tokens <= 0) fail("--max-batched-tokens must be positive, got {}", c.max_batched_tokens);
   if (c.prefill_chunk < 0) fail("--prefill-chunk must be 0 or positive, got {}", c.prefill_chunk);
   // Helix: each rank keeps 1/kvp of every block, so the same memory holds kvp times the positions.
-  // The default block grows with the group, so each rank's share keeps the 16 positions the
-  // attention kernels read at once.
+  // The default block grows with the group (dist/world.h).
   const int kvp = c.parallel ? c.parallel->sizes.kvp : 1;
-  if (kvp > 1 && c.block_size == 16) c.block_size = 16 * kvp;
+  if (c.block_size == dist::default_kv_block_size(1)) c.block_size = dist::default_kv_block_size(kvp);
   if (c.block_size % kvp != 0) fail("--helix {}: --block-size {} must be a multiple of {}", kvp, c.block_size, kvp);
   const KvLayout layout = kv_layout_of(s, c.block_size, 1, c.kv_dtype);
   KvMemoryInputs in{(layout.bytes_per_token_per_layer() + kvp - 1) / kvp, s.n_layer, c.kv_memory_bytes, c.block_size, c.n_ctx};

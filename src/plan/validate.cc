@@ -132,7 +132,7 @@ SplitValidateResult validate_split_on_this_machine(const std::string& model_path
     PagedForwardConfig c;
     c.n_threads = run.threads_per_rank;
     c.n_ctx = options.prompt + options.decode + 1;
-    c.block_size = int32_t(16 * r.plan.kvp);  // Helix: 16 positions per rank's share of a block
+    c.block_size = dist::default_kv_block_size(int(r.plan.kvp));
     c.n_blocks = int32_t((c.n_ctx + c.block_size - 1) / c.block_size);
     c.parallel = run.parallel;
     const std::unique_ptr<PagedForward> forward = make_paged_forward(model, c);  // sends the workers the pool's shape
