@@ -223,7 +223,9 @@ void ModelForward::project(const TokenBatch& batch, std::vector<float>& logits) 
   for_each_logits_rows(batch, [&](int64_t first, int64_t rows) {
     for (const RowSegment& seg : token_segments_) {  // the kinds of rows first .. first + rows - 1
       const int64_t b = std::max(first, seg.begin), e = std::min(first + rows, seg.begin + seg.n);
-      if (b < e) append_segment(logits_segments_, {out + b - first, e - b, seg.prefill});
+      // The head reads its weights with the decode kernels, prompt rows too: a prompt's one last
+      // row would otherwise have the whole vocabulary matrix converted for the prefill kernels.
+      if (b < e) append_segment(logits_segments_, {out + b - first, e - b, false});
     }
     ref::rms_norm(x_.data() + first * s.n_embd, static_cast<const float*>(w.output_norm.data), rows, s.n_embd,
                   s.rms_eps, xn_.data() + out * s.n_embd);

@@ -119,20 +119,21 @@ void decode_generic(const Bf16GemmTask& t, int64_t first, int64_t n, int64_t k0,
   std::memset(out, 0, size_t(ks * kBf16StepWords) * sizeof(uint16_t));
   thread_local std::vector<float> values;
   thread_local std::vector<uint16_t> row;
+  thread_local std::vector<uint8_t> blocks;  // a packed row's slice back in GGUF blocks
   const int64_t k_begin = k0 * kBf16StepValues, k_len = ks * kBf16StepValues;
-  values.resize(size_t(t.packed ? t.cols : k_len));
+  values.resize(size_t(k_len));
   row.resize(size_t(k_len));
+  blocks.resize(size_t(dtype_row_bytes(t.type, k_len)));
   for (int64_t lane = 0; lane < n; ++lane) {
     const int64_t r = first + lane;
     const float* v = values.data();
-    if (t.packed) {
-      dequantize_packed_row(t.type, t.w, t.rows, t.cols, r, values.data());
-      v += k_begin;
-    } else {
-      const uint8_t* src = t.w + r * dtype_row_bytes(t.type, t.cols) + dtype_row_bytes(t.type, k_begin);
-      if (t.type == DType::Q6_K) dequantize_q6_k_avx512(src, values.data(), k_len / 256);
-      else ref::dequantize_row(t.type, src, values.data(), k_len);
+    const uint8_t* src = t.w + r * dtype_row_bytes(t.type, t.cols) + dtype_row_bytes(t.type, k_begin);
+    if (t.packed) {  // only the slice's blocks: the whole row would be decoded once per slice
+      unpack_row_range(t.type, t.w, t.rows, t.cols, r, k_begin, k_len, blocks.data());
+      src = blocks.data();
     }
+    if (t.type == DType::Q6_K) dequantize_q6_k_avx512(src, values.data(), k_len / 256);
+    else ref::dequantize_row(t.type, src, values.data(), k_len);
     for (int64_t k = 0; k < k_len; k += 32) {
       const __m512bh h = _mm512_cvtne2ps_pbh(_mm512_loadu_ps(v + k + 16), _mm512_loadu_ps(v + k));
       _mm512_storeu_si512(row.data() + k, reinterpret_cast<__m512i>(h));

@@ -1,9 +1,17 @@
 #pragma once
-// Block types seen as 32-value groups of small signed integers with a scale per 16 values, the shape
-// every integer dot kernel takes (group b of a row is values 32b..32b+31): the codebook i-quants
-// (IQ2_XXS/XS/S, IQ3_XXS/S, IQ1_S/M), Q3_K and TQ1_0. The grids' magnitudes with their signs fit int8
-// (|q| <= 62); IQ1's g +- 1/8 is carried as 8g +- 1 with the scale divided by 8 (exact). The SIMD
-// kernels (quant_dot_simd.h) and the scalar one decode with this, so they dot the same integers.
+// Block types seen as 32-value groups of small signed integers, the shape every integer dot kernel
+// takes (group b of a row is values 32b..32b+31): the codebook i-quants (IQ2_XXS/XS/S, IQ3_XXS/S,
+// IQ1_S/M), Q3_K and TQ1_0. Value j of a group is D * m[j / 16] * q[j]: q the grid's magnitudes with
+// their signs (|q| <= 62, int8), m a small integer multiplier per 16-value half (|m| <= 32), D the
+// super-block's f32 scale. Every format's scale is an integer times a power of two of its f16 d
+// (IQ2's d * (0.5 + s) / 4 is d / 8 * (2s + 1)), and IQ1's g +- 1/8 is carried as 8g +- 1 with D
+// divided by 8, so the split is exact.
+//
+// The arithmetic every kernel performs for a weight row and a token, group after group (the Q6_K
+// kernels' form, so the wide many-token kernels serve these types too):
+//   I   = m[0] * Σ_lo q·a + m[1] * Σ_hi q·a     (exact int32: |I| <= 32·62·127·31 < 2^24)
+//   acc = fma(float(I), D * a.d, acc)
+// The SIMD kernels (int8_group_simd.h) and the scalar one decode with this, so they give the same bits.
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -54,8 +62,9 @@ inline void iq1_entry(int8_t* q, uint64_t entry, int delta) {
 }
 }  // namespace int8_group_detail
 
-// Group b of a row of `type` blocks: q[32] and scale[0] (values 0-15), scale[1] (values 16-31).
-inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, float* scale) {
+// Group b of a row of `type` blocks: q[32], the halves' multipliers m[0] (values 0-15) and m[1]
+// (values 16-31); returns D.
+inline float int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, int32_t* m) {
   using namespace int8_group_detail;
   const int g = int(b % 8);
   const int64_t blk = b / 8;
@@ -66,8 +75,8 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
         const int low = (p[32 + 32 * (g / 4) + l] >> (2 * (g % 4))) & 3;
         q[l] = int8_t(low - ((p[l] >> g) & 1 ? 0 : 4));
       }
-      for (int h = 0; h < 2; ++h) scale[h] = load_f16(p + 108) * float(q3k_scale(p + 96, 2 * g + h));
-      return;
+      for (int h = 0; h < 2; ++h) m[h] = q3k_scale(p + 96, 2 * g + h);
+      return load_f16(p + 108);
     }
     case DType::TQ1_0: {  // qs[48] (bytes 0-31: values 0-159 digit-major; 32-47: 160-239), qh[4] (240-255), d
       const uint8_t* p = row + blk * 54;
@@ -77,15 +86,15 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
              : v < 240 ? tq1_digit(p[32 + (v - 160) % 16], (v - 160) / 16)
                        : tq1_digit(p[48 + (v - 240) % 4], (v - 240) / 4);
       }
-      scale[0] = scale[1] = load_f16(p + 52);
-      return;
+      m[0] = m[1] = 1;
+      return load_f16(p + 52);
     }
     case DType::IQ2_XXS: {
       const uint8_t* p = row + blk * 66;
       const uint32_t aux = load_u32(p + 6 + 8 * g);
       for (int l = 0; l < 4; ++l) signed_entry(q + 8 * l, ref::kIq2xxsGrid[p[2 + 8 * g + l]], ref::kSignsEvenParity[(aux >> (7 * l)) & 127]);
-      scale[0] = scale[1] = load_f16(p) * (0.5f + float(aux >> 28)) * 0.25f;
-      return;
+      m[0] = m[1] = int32_t(2 * (aux >> 28) + 1);
+      return load_f16(p) * 0.125f;
     }
     case DType::IQ2_XS: {
       const uint8_t* p = row + blk * 74;
@@ -93,8 +102,8 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
         const uint16_t v = load_u16(p + 2 + 8 * g + 2 * l);
         signed_entry(q + 8 * l, ref::kIq2xsGrid[v & 511], ref::kSignsEvenParity[v >> 9]);
       }
-      for (int h = 0; h < 2; ++h) scale[h] = load_f16(p) * (0.5f + float((p[66 + g] >> (4 * h)) & 0x0f)) * 0.25f;
-      return;
+      for (int h = 0; h < 2; ++h) m[h] = 2 * ((p[66 + g] >> (4 * h)) & 0x0f) + 1;
+      return load_f16(p) * 0.125f;
     }
     case DType::IQ2_S: {
       const uint8_t* p = row + blk * 82;
@@ -102,8 +111,8 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
         const int index = p[2 + 4 * g + l] | ((p[66 + g] >> (2 * l)) & 3) << 8;
         signed_entry(q + 8 * l, ref::kIq2sGrid[index], p[34 + 4 * g + l]);
       }
-      for (int h = 0; h < 2; ++h) scale[h] = load_f16(p) * (0.5f + float((p[74 + g] >> (4 * h)) & 0x0f)) * 0.25f;
-      return;
+      for (int h = 0; h < 2; ++h) m[h] = 2 * ((p[74 + g] >> (4 * h)) & 0x0f) + 1;
+      return load_f16(p) * 0.125f;
     }
     case DType::IQ3_XXS: {
       const uint8_t* p = row + blk * 98;
@@ -113,8 +122,8 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
         const uint64_t entry = uint64_t(ref::kIq3xxsGrid[p[2 + 8 * g + 2 * l]]) | uint64_t(ref::kIq3xxsGrid[p[2 + 8 * g + 2 * l + 1]]) << 32;
         signed_entry(q + 8 * l, entry, signs);
       }
-      scale[0] = scale[1] = load_f16(p) * (0.5f + float(aux >> 28)) * 0.5f;
-      return;
+      m[0] = m[1] = int32_t(2 * (aux >> 28) + 1);
+      return load_f16(p) * 0.25f;
     }
     case DType::IQ3_S: {
       const uint8_t* p = row + blk * 110;
@@ -126,15 +135,15 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
         }
         signed_entry(q + 8 * l, entry, p[74 + 4 * g + l]);
       }
-      scale[0] = scale[1] = load_f16(p) * float(1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f));
-      return;
+      m[0] = m[1] = 1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f);
+      return load_f16(p);
     }
     case DType::IQ1_S: {
       const uint8_t* p = row + blk * 50;
       const uint16_t qh = load_u16(p + 34 + 2 * g);
       for (int l = 0; l < 4; ++l) iq1_entry(q + 8 * l, ref::kIq1sGrid[p[2 + 4 * g + l] | ((qh >> (3 * l)) & 7) << 8], qh & 0x8000 ? -1 : 1);
-      scale[0] = scale[1] = load_f16(p) * float(2 * ((qh >> 12) & 7) + 1) * 0.125f;
-      return;
+      m[0] = m[1] = 2 * ((qh >> 12) & 7) + 1;
+      return load_f16(p) * 0.125f;
     }
     case DType::IQ1_M: {
       const uint8_t* p = row + blk * 56;
@@ -148,12 +157,12 @@ inline void int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, flo
       }
       for (int h = 0; h < 2; ++h) {
         const int j = 2 * g + h;
-        scale[h] = d * float(2 * ((sc[j / 4] >> (3 * (j % 4))) & 7) + 1) * 0.125f;
+        m[h] = 2 * ((sc[j / 4] >> (3 * (j % 4))) & 7) + 1;
       }
-      return;
+      return d * 0.125f;
     }
     default:
-      return;
+      return 0.0f;
   }
 }
 

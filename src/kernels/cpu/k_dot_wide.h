@@ -1,5 +1,6 @@
 #pragma once
-// Body of the wide K-quant kernels (Q4_K, Q5_K, Q6_K against many tokens), one weight row per
+// Body of the wide K-quant kernels (Q4_K, Q5_K, Q6_K and the int8 group types of int8_group.h:
+// Q3_K, TQ1_0, the codebook i-quants, against many tokens), one weight row per
 // 32-bit lane: included once per ISA translation unit after defining
 //   RIDGE_KW_FN  the function to define (k_dot_tiles_avx512, ...)
 //   RIDGE_KW_NS  a namespace private to that unit
@@ -14,6 +15,8 @@
 //         half sums); acc = fma(float(I), d * a.d, acc).
 //   Q4_K, Q5_K: I = sc * Σ q·a, M = m * Σ a; acc = fma(float(I), d * a.d, acc),
 //         acc_min = fma(-float(M), dmin * a.d, acc_min); the result acc + acc_min.
+//   int8 groups: Q6_K's form with the multipliers m0, m1 and D, the values stored as q + 64 (the
+//         64 through the activations' half sums).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -21,11 +24,23 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/int8_group.h"
 #include "kernels/cpu/matmul_kernels.h"
+#include "kernels/ref/iq_grids.h"
 #include "kernels/ref/k_scales.h"
 
 namespace ridge::cpu {
 namespace RIDGE_KW_NS {
+
+#include "kernels/cpu/int8_group_simd.h"
+
+// What the tile's unsigned values u exceed the weights' values by (Q6_K: u = q, the value q - 32;
+// int8 groups: u = q + 64); Q4_K and Q5_K have none (their minimum has its own chain).
+template <DType T>
+constexpr int kValueOffset = T == DType::Q6_K ? 32 : int8_group_type(T) ? 64 : 0;
+// The int8 group types whose two halves share one multiplier: I = m * (Σ u·a - 64 Σ a), one product.
+template <DType T>
+constexpr bool kOneMultiplier = T == DType::IQ2_XXS || T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::TQ1_0;
 
 constexpr int64_t kRows = Wide::kLanes;
 constexpr int64_t kTokenChunk = 128;  // activations of a chunk stay in L2 while the tiles pass
@@ -44,7 +59,12 @@ inline __m256i bytes(int v) { return _mm256_set1_epi8(char(v)); }
 template <DType T>
 inline __m256i group_values(const uint8_t* blk, int g, int32_t& first, int32_t& second) {
   auto load = [](const uint8_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); };
-  if constexpr (T == DType::Q6_K) {
+  if constexpr (int8_group_type(T)) {
+    const CodeGroup c = code_group<T>(blk, g);
+    first = c.m0;
+    second = c.m1;
+    return _mm256_add_epi8(c.q, bytes(64));
+  } else if constexpr (T == DType::Q6_K) {
     const int half = g / 4, k = g % 4;
     const __m256i lo = _mm256_and_si256(shift_right16(load(blk + 64 * half + 32 * (k & 1)), k & 2 ? 4 : 0), bytes(0x0f));
     const __m256i hi = _mm256_and_si256(shift_right16(load(blk + 128 + 32 * half), 2 * k), bytes(0x03));
@@ -79,8 +99,13 @@ void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, flo
   for (int64_t b = 0; b < n_super; ++b) {
     for (int64_t n = 0; n < kRows; ++n) {
       const uint8_t* blk = task.w + (r0 + n) * task.row_bytes + b * super_bytes;
-      d[b * kRows + n] = half_at(blk + (q6 ? 208 : 0));
-      dmin[b * kRows + n] = q6 ? 0.0f : half_at(blk + 2);
+      if constexpr (int8_group_type(T)) {
+        d[b * kRows + n] = code_group<T>(blk, 0).d;
+        dmin[b * kRows + n] = 0.0f;
+      } else {
+        d[b * kRows + n] = half_at(blk + (q6 ? 208 : 0));
+        dmin[b * kRows + n] = q6 ? 0.0f : half_at(blk + 2);
+      }
     }
     for (int g = 0; g < 8; ++g) {
       GroupOperands& op = groups[b * 8 + g];
@@ -95,7 +120,7 @@ void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, flo
   }
 }
 
-// Σ of each 16-value half of every activation block of a token: Q6_K's -32 offset.
+// Σ of each 16-value half of every activation block of a token: the offsets of Q6_K and the int8 groups.
 void half_sums(const ActBlock* acts, int64_t n_blocks, int32_t* out) {
   for (int64_t b = 0; b < n_blocks; ++b) cpu::half_sums(acts[b], out[2 * b], out[2 * b + 1]);
 }
@@ -106,8 +131,9 @@ inline Wide::I broadcast_dword(const int8_t* q, int c) {
   return Wide::set1(v);
 }
 
-// NT tokens against one built tile: the accumulators' lanes are the tile's rows.
-template <bool Q6, int NT>
+// NT tokens against one built tile: the accumulators' lanes are the tile's rows. kOffset != 0: the
+// form of Q6_K and the int8 groups, each half's Σ u·a less kOffset times the activations' half sum.
+template <int kOffset, bool kOne, int NT>
 void tokens_tile(const GroupOperands* groups, const float* d, const float* dmin, int64_t n_blocks, const ActBlock* acts,
                  const int32_t* sums, float* y, int64_t y_stride) {
   using W = Wide;
@@ -121,14 +147,19 @@ void tokens_tile(const GroupOperands* groups, const float* d, const float* dmin,
     for (int j = 0; j < NT; ++j) {
       const ActBlock& a = acts[j * n_blocks + b];
       const typename W::F ad = W::set1f(a.d);
-      if constexpr (Q6) {
+      if constexpr (kOffset != 0) {
         typename W::I lo = W::zero(), hi = W::zero();
         for (int c = 0; c < 4; ++c) lo = W::dot4(lo, op.chunk[c], broadcast_dword(a.q, c));
         for (int c = 4; c < 8; ++c) hi = W::dot4(hi, op.chunk[c], broadcast_dword(a.q, c));
-        const int32_t* s = sums + (j * n_blocks + b) * 2;
-        lo = W::sub(lo, W::set1(32 * s[0]));
-        hi = W::sub(hi, W::set1(32 * s[1]));
-        const typename W::I i = W::add(W::mullo(lo, op.first), W::mullo(hi, op.second));
+        typename W::I i;
+        if constexpr (kOne) {  // the same integer as the two products: one multiplier
+          i = W::mullo(W::sub(W::add(lo, hi), W::set1(kOffset * a.sum)), op.first);
+        } else {
+          const int32_t* s = sums + (j * n_blocks + b) * 2;
+          lo = W::sub(lo, W::set1(kOffset * s[0]));
+          hi = W::sub(hi, W::set1(kOffset * s[1]));
+          i = W::add(W::mullo(lo, op.first), W::mullo(hi, op.second));
+        }
         acc[j] = W::fmadd(W::cvt(i), W::mulf(dv, ad), acc[j]);
       } else {
         typename W::I dot = W::zero();
@@ -140,11 +171,13 @@ void tokens_tile(const GroupOperands* groups, const float* d, const float* dmin,
       }
     }
   }
-  for (int j = 0; j < NT; ++j) W::storef(y + j * y_stride, Q6 ? acc[j] : W::addf(acc[j], acc_min[j]));
+  for (int j = 0; j < NT; ++j) W::storef(y + j * y_stride, kOffset != 0 ? acc[j] : W::addf(acc[j], acc_min[j]));
 }
 
-template <bool Q6>
+template <DType T>
 void run(const QuantDotTask& task, int64_t n_tiles) {
+  constexpr int kOffset = kValueOffset<T>;
+  constexpr bool Q6 = kOffset != 0 && !kOneMultiplier<T>;  // needs the activations' half sums
   const int64_t n_blocks = task.n_blocks;
   thread_local std::vector<GroupOperands> groups;
   thread_local std::vector<float> d, dmin;
@@ -160,15 +193,9 @@ void run(const QuantDotTask& task, int64_t n_tiles) {
     const int64_t t_end = std::min(task.n_tokens, t0 + kTokenChunk);
     for (int64_t tile = 0; tile < n_tiles; ++tile) {
       const int64_t r0 = task.row_begin + tile * kRows;
-      if constexpr (Q6) {
-        build_tile<DType::Q6_K>(task, r0, groups.data(), d.data(), dmin.data());
-      } else if (task.type == DType::Q5_K) {
-        build_tile<DType::Q5_K>(task, r0, groups.data(), d.data(), dmin.data());
-      } else {
-        build_tile<DType::Q4_K>(task, r0, groups.data(), d.data(), dmin.data());
-      }
+      build_tile<T>(task, r0, groups.data(), d.data(), dmin.data());
       auto at = [&](int64_t t, auto nt) {
-        tokens_tile<Q6, decltype(nt)::value>(groups.data(), d.data(), dmin.data(), n_blocks, task.acts + t * n_blocks,
+        tokens_tile<kOffset, kOneMultiplier<T>, decltype(nt)::value>(groups.data(), d.data(), dmin.data(), n_blocks, task.acts + t * n_blocks,
                                              Q6 ? sums.data() + t * n_blocks * 2 : nullptr,
                                              task.y + t * task.y_stride + r0, task.y_stride);
       };
@@ -185,10 +212,20 @@ int64_t RIDGE_KW_FN(const QuantDotTask& task) {
   using namespace RIDGE_KW_NS;
   const int64_t n_tiles = (task.row_end - task.row_begin) / kRows;
   if (n_tiles > 0) {
-    if (task.type == DType::Q6_K) {
-      run<true>(task, n_tiles);
-    } else {
-      run<false>(task, n_tiles);
+    switch (task.type) {
+      case DType::Q6_K: run<DType::Q6_K>(task, n_tiles); break;
+      case DType::Q5_K: run<DType::Q5_K>(task, n_tiles); break;
+      case DType::Q4_K: run<DType::Q4_K>(task, n_tiles); break;
+      case DType::Q3_K: run<DType::Q3_K>(task, n_tiles); break;
+      case DType::TQ1_0: run<DType::TQ1_0>(task, n_tiles); break;
+      case DType::IQ2_XXS: run<DType::IQ2_XXS>(task, n_tiles); break;
+      case DType::IQ2_XS: run<DType::IQ2_XS>(task, n_tiles); break;
+      case DType::IQ2_S: run<DType::IQ2_S>(task, n_tiles); break;
+      case DType::IQ3_XXS: run<DType::IQ3_XXS>(task, n_tiles); break;
+      case DType::IQ3_S: run<DType::IQ3_S>(task, n_tiles); break;
+      case DType::IQ1_S: run<DType::IQ1_S>(task, n_tiles); break;
+      case DType::IQ1_M: run<DType::IQ1_M>(task, n_tiles); break;
+      default: return task.row_begin;
     }
   }
   return task.row_begin + n_tiles * kRows;

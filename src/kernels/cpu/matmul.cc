@@ -66,9 +66,9 @@ bool f32_activations() {
 
 // Which kernel reads a job's weights; a prefill input's (MatmulInput::prefill) where AMX BF16 takes them.
 enum class Path { Packed, Quant, Bf16, Float, Dequantized, Bf16Tiles };
-Path path_of(const MatmulJob& job, Isa isa, bool prefill = false) {
+Path path_of(const MatmulJob& job, Isa isa, const MatmulInput& input) {
   if (f32_activations()) return Path::Dequantized;
-  if (prefill && isa == Isa::Avx512Vnni && amx_bf16_usable() && bf16_gemm_supported(job.w.type, job.w.packed))
+  if (input.prefill && isa == Isa::Avx512Vnni && amx_bf16_usable() && bf16_gemm_supported(job.w.type, job.w.packed))
     return Path::Bf16Tiles;
   if (job.w.packed) return Path::Packed;
   if (quant_dot_supported(job.w.type)) return Path::Quant;
@@ -105,7 +105,7 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
     if (input < 0 || input >= int32_t(inputs.size())) fail("matmul job names input {} of {}", input, inputs.size());
     if (job.w.packed && !packable(job.w.type)) fail("a packed matrix of type {} has no kernel", dtype_name(job.w.type));
     total_units += (job.w.rows + unit_rows(job) - 1) / unit_rows(job);
-    const Path path = path_of(job, isa, inputs[size_t(input)].prefill);  // what the input must be made into
+    const Path path = path_of(job, isa, inputs[size_t(input)]);  // what the input must be made into
     any_quant = any_quant || path == Path::Packed || path == Path::Quant;
     if (path == Path::Packed || path == Path::Quant) quantized[size_t(input)] = 1;
     if (path == Path::Bf16Tiles) bf16_tile_first[size_t(input)] = 0;
@@ -201,7 +201,7 @@ void matmul_grouped(std::span<const MatmulInput> inputs, std::span<const Grouped
       const ActBlock* acts = any_quant ? scratch.acts.data() + t0 * n_blocks : nullptr;
       const auto* w = static_cast<const uint8_t*>(job.w.data);
       const int64_t row_bytes = dtype_row_bytes(job.w.type, cols);
-      switch (path_of(job, isa, inputs[size_t(input)].prefill)) {
+      switch (path_of(job, isa, inputs[size_t(input)])) {
         case Path::Bf16Tiles:
           bf16_gemm_amx({job.w.type, w, job.w.packed, job.w.rows, cols, begin, end,
                          scratch.bf16_tiles.data() + bf16_tile_first[size_t(input)] * bf16_tile_words, n_tokens, job.y,

@@ -5,6 +5,7 @@
 
 #include "core/dtype.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/int8_group.h"
 
 namespace ridge::cpu {
 
@@ -37,12 +38,12 @@ int64_t k_dot_tiles_avx2(const QuantDotTask& task);
 int64_t k_dot_tiles_avxvnni(const QuantDotTask& task);
 int64_t k_dot_tiles_avx512(const QuantDotTask& task);
 
-// K quants against several tokens: whole tiles of rows on the wide kernel, the rest (and decode)
+// K quants and the int8 group types against several tokens: whole tiles of rows on the wide kernel, the rest (and decode)
 // on the narrow one; every path gives the same bits.
 inline void quant_dot_narrow_and_wide(const QuantDotTask& task, void (*narrow)(const QuantDotTask&),
                                       int64_t (*wide)(const QuantDotTask&)) {
   constexpr int64_t kWideMinTokens = 4;
-  const bool k_quant = task.type == DType::Q4_K || task.type == DType::Q5_K || task.type == DType::Q6_K;
+  const bool k_quant = task.type == DType::Q4_K || task.type == DType::Q5_K || task.type == DType::Q6_K || int8_group_type(task.type);
   if (!k_quant || task.n_tokens < kWideMinTokens) return narrow(task);
   QuantDotTask rest = task;
   rest.row_begin = wide(task);

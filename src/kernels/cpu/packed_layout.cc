@@ -152,6 +152,17 @@ void unpack_row(DType type, const void* matrix, int64_t rows, int64_t cols, int6
     unpack_block(type, tile + b * s.lanes * p.bytes(), s.lanes, s.lane, gguf_row + b * p.bytes());
 }
 
+void unpack_row_range(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, int64_t begin, int64_t n,
+                      uint8_t* gguf_blocks) {
+  const BlockParts p = parts_of(type);
+  const int64_t n_blocks = cols / block_values(type), row_bytes = n_blocks * p.bytes();
+  const TileSpot s = spot_of(rows, row_bytes, row);
+  const uint8_t* tile = static_cast<const uint8_t*>(matrix) + s.offset;
+  const int64_t first = begin / block_values(type), count = n / block_values(type);
+  for (int64_t b = 0; b < count; ++b)
+    unpack_block(type, tile + (first + b) * s.lanes * p.bytes(), s.lanes, s.lane, gguf_blocks + b * p.bytes());
+}
+
 void dequantize_packed_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, float* out) {
   thread_local std::vector<uint8_t> gguf_row;
   gguf_row.resize(size_t(dtype_row_bytes(type, cols)));

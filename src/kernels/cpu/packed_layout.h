@@ -45,6 +45,9 @@ void pack_rows(DType type, void* data, int64_t rows, int64_t cols);
 void unpack_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, uint8_t* gguf_row);
 // Row `row` of a packed matrix to f32 (the embedding lookup of a packed tied matrix).
 void dequantize_packed_row(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, float* out);
+// Values [begin, begin + n) of that row (both multiples of the type's block) back to GGUF blocks.
+void unpack_row_range(DType type, const void* matrix, int64_t rows, int64_t cols, int64_t row, int64_t begin, int64_t n,
+                      uint8_t* gguf_blocks);
 
 // y[t * y_stride + r] = dot(packed weight row r, token t) for r in [row_begin, row_end), where
 // row_begin is a multiple of kTileRows and row_end is one too or the matrix's last row.

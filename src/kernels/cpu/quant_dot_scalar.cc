@@ -97,7 +97,7 @@ void q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits
   }
 }
 
-// The 4-bit table types (MXFP4, NVFP4, IQ4_NL, IQ4_XS), the codebook i-quants and TQ2_0 in the arithmetic of every kernel
+// The 4-bit table types (MXFP4, NVFP4, IQ4_NL, IQ4_XS) and TQ2_0 in the arithmetic of every kernel
 // (quant_dot_simd.h): eight lanes, lane l holding
 // the exact integer Σ w·a over values 4l..4l+3 of each 32-value block, fused into its own chain
 // acc[l] = fma(float(sum), d_l * a.d, acc[l]) with d_l the scale of the lane's values; the row's
@@ -120,12 +120,6 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
       float d = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
       if (xs) d *= float((((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((blk[2] | blk[3] << 8) >> (2 * g) & 3) << 4) - 32);
       for (float& l : lane_d) l = d;
-    } else if (int8_group_type(type)) {
-      int8_t q[32];
-      float scale[2];
-      int8_group(type, row, b, q, scale);
-      for (int j = 0; j < 32; ++j) code[j] = q[j];
-      for (int l = 0; l < 8; ++l) lane_d[l] = scale[l / 4];
     } else if (type == DType::TQ2_0) {  // group b % 8: bit pair g % 4 of its half's 32 bytes, minus 1
       const uint8_t* blk = row + (b / 8) * 66;
       const int g = int(b % 8);
@@ -149,11 +143,32 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
   return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
 }
 
+// The 32-value int8 group types (int8_group.h: Q3_K, TQ1_0, the codebook i-quants) in the arithmetic
+// of every kernel: per group I = m0 * Σ_lo q·a + m1 * Σ_hi q·a, exact, then acc = fma(float(I), D * a.d, acc).
+float int8_group_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64_t n_blocks) {
+  float acc = 0.0f;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    int8_t q[32];
+    int32_t m[2];
+    const float d = int8_group(type, row, b, q, m);
+    int32_t half[2] = {0, 0};
+    for (int j = 0; j < 32; ++j) half[j / 16] += int32_t(q[j]) * acts[b].q[j];
+    acc = std::fma(float(m[0] * half[0] + m[1] * half[1]), d * acts[b].d, acc);
+  }
+  return acc;
+}
+
 }  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
+  if (int8_group_type(task.type)) {
+    for (int64_t r = task.row_begin; r < task.row_end; ++r)
+      for (int64_t t = 0; t < task.n_tokens; ++t)
+        task.y[t * task.y_stride + r] = int8_group_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
+    return;
+  }
   if (task.type == DType::MXFP4 || task.type == DType::NVFP4 || task.type == DType::IQ4_NL || task.type == DType::IQ4_XS ||
-      task.type == DType::TQ2_0 || int8_group_type(task.type)) {
+      task.type == DType::TQ2_0) {
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t)
         task.y[t * task.y_stride + r] = table4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);

@@ -129,8 +129,6 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
     __builtin_memcpy(&scales_h, p + 2, 2);
     const int ls = ((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4;
     return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
-  } else if constexpr (int8_group_type(T)) {
-    return int8_group_block<T>(row, b);  // int8_group_simd.h
   } else if constexpr (T == DType::TQ2_0) {
     // Group b % 8 of a 256-value block: bit pair g % 4 of the 32 bytes of its half, minus 1.
     const uint8_t* p = row + (b >> 3) * 66;
@@ -187,7 +185,7 @@ inline void dot_tile(const uint8_t* rows, int64_t row_bytes, int64_t n_blocks, c
       const ActBlock& a = acts[t * act_stride + b];
       for (int r = 0; r < NR; ++r) {
         const __m256 sums = _mm256_cvtepi32_ps(block_dot<T>(wb[r], a));
-        if constexpr (T == DType::NVFP4 || int8_group_type(T))
+        if constexpr (T == DType::NVFP4)
           acc[r][t] = _mm256_fmadd_ps(_mm256_mul_ps(wb[r].lane_d, _mm256_set1_ps(a.d)), sums, acc[r][t]);
         else
           acc[r][t] = _mm256_fmadd_ps(_mm256_set1_ps(wb[r].d * a.d), sums, acc[r][t]);
@@ -363,6 +361,62 @@ inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = acc[i][j];
 }
 
+// The int8 group types (int8_group.h: Q3_K, TQ1_0, the codebook i-quants) in the arithmetic of
+// quant_dot_scalar.cc: per group the exact integer I = m0 * Σ_lo q·a + m1 * Σ_hi q·a, fused into each
+// (row, token)'s f32 chain in group order. A super-block's eight groups are reduced together.
+template <DType T>
+constexpr int64_t code_super_bytes() {
+  switch (T) {
+    case DType::IQ2_XXS: return 66;
+    case DType::IQ2_XS: return 74;
+    case DType::IQ2_S: return 82;
+    case DType::IQ3_XXS: return 98;
+    case DType::IQ1_S: return 50;
+    case DType::IQ1_M: return 56;
+    case DType::TQ1_0: return 54;
+    default: return 110;  // Q3_K, IQ3_S
+  }
+}
+
+template <DType T, int NR, int NT>
+inline void code_tile(const QuantDotTask& task, int64_t r, int64_t t) {
+  constexpr int64_t kSuperBytes = code_super_bytes<T>();
+  float acc[NR][NT] = {};
+  for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
+    const uint8_t* row[NR];
+    float d[NR];
+    for (int i = 0; i < NR; ++i) {
+      row[i] = task.w + (r + i) * task.row_bytes;
+      prefetch_ahead<NT>(row[i] + b * kSuperBytes, kSuperBytes);
+    }
+    __m256i group_sums[NR][NT][8];  // per group: lanes of Σ q·a times their half's multiplier
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      for (int i = 0; i < NR; ++i) {
+        const CodeGroup c = code_group<T>(row[i], b * 8 + g);
+        d[i] = c.d;
+        const __m256i mult = _mm256_set_m128i(_mm_set1_epi32(c.m1), _mm_set1_epi32(c.m0));
+        const __m256i magnitude = _mm256_sign_epi8(c.q, c.q);
+        for (int j = 0; j < NT; ++j) {
+          const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
+          const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+          group_sums[i][j][g] = _mm256_mullo_epi32(dot_u8_s8(magnitude, _mm256_sign_epi8(q, c.q)), mult);
+        }
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
+      for (int i = 0; i < NR; ++i) {
+        alignas(32) float exact[8];  // float of an integer below 2^24: exact
+        _mm256_store_ps(exact, _mm256_cvtepi32_ps(sum_each(group_sums[i][j])));
+        for (int g = 0; g < 8; ++g) acc[i][j] = std::fma(exact[g], d[i] * a[g].d, acc[i][j]);
+      }
+    }
+  }
+  for (int j = 0; j < NT; ++j)
+    for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = acc[i][j];
+}
+
 // The tiles a task is cut into. Decode: weights stream from memory once, kDecodeRows rows per
 // token at a time (more chains in flight, or, for the K quants' long per-row chains, one row).
 // Many tokens: two rows against four tokens share each unpacked block, a chunk of tokens at a time
@@ -419,6 +473,15 @@ struct BlockTiles {
   }
 };
 
+template <DType T>  // an int8 group type
+struct CodeTiles {
+  static constexpr int kDecodeRows = 2;
+  template <int NR, int NT>
+  static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
+    code_tile<T, NR, NT>(task, r, t);
+  }
+};
+
 struct Q6Tiles {
   static constexpr int kDecodeRows = 1;
   template <int NR, int NT>
@@ -448,15 +511,15 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::IQ4_NL: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_NL>>(task);
     case DType::IQ4_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_XS>>(task);
     case DType::TQ2_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::TQ2_0>>(task);
-    case DType::Q3_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::Q3_K>>(task);
-    case DType::TQ1_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::TQ1_0>>(task);
-    case DType::IQ2_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_XXS>>(task);
-    case DType::IQ2_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_XS>>(task);
-    case DType::IQ2_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ2_S>>(task);
-    case DType::IQ3_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ3_XXS>>(task);
-    case DType::IQ3_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ3_S>>(task);
-    case DType::IQ1_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ1_S>>(task);
-    case DType::IQ1_M: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ1_M>>(task);
+    case DType::Q3_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::Q3_K>>(task);
+    case DType::TQ1_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::TQ1_0>>(task);
+    case DType::IQ2_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ2_XXS>>(task);
+    case DType::IQ2_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ2_XS>>(task);
+    case DType::IQ2_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ2_S>>(task);
+    case DType::IQ3_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ3_XXS>>(task);
+    case DType::IQ3_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ3_S>>(task);
+    case DType::IQ1_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ1_S>>(task);
+    case DType::IQ1_M: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ1_M>>(task);
     case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q4_K>>(task);
     case DType::Q5_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q5_K>>(task);
     case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q6Tiles>(task);
