@@ -18,12 +18,19 @@ bool uses_importance(DType type) {
 
 bool is_iq4_type(DType type) { return type == DType::IQ4_NL || type == DType::IQ4_XS; }
 
+bool is_iq3_type(DType type) { return type == DType::IQ3_XXS || type == DType::IQ3_S; }
+
+bool is_iq2_type(DType type) { return type == DType::IQ2_XXS || type == DType::IQ2_XS || type == DType::IQ2_S; }
+
+bool is_iq1_type(DType type) { return type == DType::IQ1_S || type == DType::IQ1_M; }
+
 bool is_ternary_type(DType type) { return type == DType::TQ1_0 || type == DType::TQ2_0; }
 
 }  // namespace
 
 bool can_quantize(DType type) {
-  return is_k_type(type) || is_iq4_type(type) || is_ternary_type(type) || ref::can_quantize(type);
+  return is_k_type(type) || is_iq4_type(type) || is_iq3_type(type) || is_iq2_type(type) || is_iq1_type(type) ||
+         is_ternary_type(type) || ref::can_quantize(type);
 }
 
 void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_t n_per_row, const float* importance) {
@@ -40,6 +47,12 @@ void quantize_rows(DType to, const float* src, void* dst, int64_t n_rows, int64_
       quantize_row_k(to, src, out, n_per_row, importance);
     else if (is_iq4_type(to))
       quantize_row_iq4(to, src, out, n_per_row, importance);
+    else if (is_iq3_type(to))
+      quantize_row_iq3(to, src, out, n_per_row, importance);
+    else if (is_iq2_type(to))
+      quantize_row_iq2(to, src, out, n_per_row, importance);
+    else if (is_iq1_type(to))
+      quantize_row_iq1(to, src, out, n_per_row, importance);
     else if (is_ternary_type(to))
       quantize_row_ternary(to, src, out, n_per_row);
     else if (importance && uses_importance(to))

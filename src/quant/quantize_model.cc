@@ -170,6 +170,12 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
   std::vector<TensorDesc> descs;
   for (const auto& t : in.tensors()) descs.push_back({t.name, t.type, t.shape});
   const std::vector<TypeChoice> choices = choose_types(descs, hints_of(in), options.rules);
+  // llama-quantize refuses the very low-bit types without importance weights (a dry run only sizes).
+  for (size_t i = 0; i < descs.size() && !options.imatrix && !options.dry_run; ++i)
+    if (choices[i].quantize && choices[i].needs_imatrix)
+      fail("--type {}: tensor '{}' would be {}, which needs an importance matrix, as in llama-quantize: give --imatrix "
+           "(ridge imatrix makes one)", file_type_info(options.rules.file_type).name, descs[i].name,
+           dtype_name(choices[i].type));
   const std::vector<size_t> order = quantize_order(descs);
   AwqPlan awq;
   if (options.awq) {
@@ -223,6 +229,9 @@ QuantizeReport quantize_gguf(const QuantizeOptions& options) {
       if (t.type != DType::F32 && !ref::can_dequantize(t.type))
         fail("tensor '{}': ridge cannot read {} blocks to requantize them", t.name, dtype_name(t.type));
       o.used_imatrix = importance_for(options, t) != nullptr;
+      if (c.needs_imatrix && !o.used_imatrix && options.imatrix && !options.dry_run)
+        fail("tensor '{}': the importance matrix has no entry for it, and {} needs one (llama-quantize refuses it too)",
+             t.name, dtype_name(o.to));
     }
     int64_t rows = 1;
     for (size_t d = 1; d < t.shape.size(); ++d) rows *= t.shape[d];

@@ -49,8 +49,18 @@ int64_t dims(const std::vector<int64_t>& shape) {
 }
 
 struct Counters {
-  int64_t n_attn_v = 0, i_attn_v = 0, i_ffn_down = 0;
+  int64_t n_attn_v = 0, i_attn_v = 0, i_ffn_down = 0, i_ffn_gate = 0, i_ffn_up = 0;
 };
+
+// The layer of an ffn tensor for the layer-dependent rules: how many of its kind came before it,
+// or in a MoE model (whose expert tensors need not come in layer order) the layer its name says.
+int64_t ffn_layer(int64_t count, const TensorDesc& tensor, const ModelHints& h) {
+  if (h.n_expert <= 1) return count;
+  const int layer = layer_of(tensor.name);
+  if (layer < 0 || layer >= h.n_layer)
+    fail("cannot tell the layer of tensor '{}' (expected blk.N. within {} layers)", tensor.name, h.n_layer);
+  return layer;
+}
 
 // The row length does not fit a 256-block type: the 32-block type of about the same bits. A
 // 32-block type that does not fit (IQ4_NL) has nothing smaller to go to: F16.
@@ -65,6 +75,8 @@ DType fallback(DType t, const TensorDesc& tensor, bool& fell_back) {
     case DType::Q5_K: f = DType::Q5_1; break;
     case DType::Q6_K: f = DType::Q8_0; break;
     case DType::IQ4_XS: case DType::IQ4_NL: f = DType::IQ4_NL; break;
+    case DType::IQ3_XXS: case DType::IQ3_S: f = DType::IQ4_NL; break;
+    case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S: case DType::IQ1_S: case DType::IQ1_M: f = DType::IQ4_NL; break;
     case DType::TQ1_0: case DType::TQ2_0: f = DType::Q4_0; break;
     case DType::NVFP4: f = DType::MXFP4; break;  // 32-value blocks of 4-bit floats
     default:
@@ -72,6 +84,31 @@ DType fallback(DType t, const TensorDesc& tensor, bool& fell_back) {
            dtype_info(t).block_size, dtype_name(t));
   }
   return row % dtype_info(f).block_size == 0 ? f : DType::F16;
+}
+
+bool is_very_low_bit(FileType ft) {
+  using F = FileType;
+  return ft == F::IQ2_XXS || ft == F::IQ2_XS || ft == F::IQ2_S || ft == F::IQ2_M || ft == F::IQ1_S || ft == F::IQ1_M;
+}
+
+// The IQ2 / IQ1 mixes below the output and token_embd (llama.cpp's branch for them stands in for
+// every other rule): attn_v, the first eighth of ffn_down and attn_output get more bits. Its
+// ffn_down counts tensors even in a MoE model.
+DType very_low_bit_rule(DType t, Category c, const ModelHints& h, FileType ft, int64_t gqa, Counters& k) {
+  using F = FileType;
+  const DType more = ft == F::IQ2_S || ft == F::IQ2_M ? DType::IQ3_S : DType::Q2_K;
+  if (is_attn_v_like(c)) {
+    ++k.i_attn_v;
+    return gqa >= 4 || h.n_expert >= 4 ? DType::Q4_K : more;
+  }
+  if (c == Category::AttnK) return h.n_expert == 8 ? DType::Q4_K : t;
+  if (c == Category::FfnDown) return k.i_ffn_down++ < h.n_layer / 8 ? more : t;
+  if (c == Category::AttnOutput) {
+    if (h.n_expert == 8) return DType::Q5_K;
+    if (ft == F::IQ1_S || ft == F::IQ1_M) return DType::IQ2_XXS;
+    if (ft == F::IQ2_S || ft == F::IQ2_M) return DType::IQ3_S;
+  }
+  return t;
 }
 
 DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& h, const TypeRules& r, bool tied, Counters& k) {
@@ -84,6 +121,8 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
     if (r.output_type) return *r.output_type;
     if (ft == F::MXFP4_MOE) return DType::Q8_0;
     if (tensor.shape[0] % dtype_info(t).block_size != 0) return DType::Q8_0;
+    if (is_very_low_bit(ft)) return DType::Q5_K;
+    if (ft == F::IQ3_XXS) return DType::Q5_K;  // as for the IQ2 / IQ1 types
     return t == DType::Q8_0 ? t : DType::Q6_K;
   }
   if (ft == F::MXFP4_MOE)  // experts (stacked: a third dimension) in MXFP4, the rest in Q8_0
@@ -91,11 +130,21 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   // NVFP4's token embedding is a table lookup, not a matmul: llama.cpp applies no per-tensor factor
   // to it, so it gets the nearest K type instead (as Q4_K_M's does); the ternary types' gets Q4_K
   // as in llama.cpp (an untied embedding table is not ternary even in a ternary-trained model).
-  if (c == Category::TokenEmbd)
-    return r.token_embedding_type.value_or(ft == F::NVFP4 || ft == F::TQ1_0 || ft == F::TQ2_0 ? DType::Q4_K : t);
+  if (c == Category::TokenEmbd) {
+    if (r.token_embedding_type) return *r.token_embedding_type;
+    if (ft == F::NVFP4 || ft == F::TQ1_0 || ft == F::TQ2_0) return DType::Q4_K;
+    if (ft == F::IQ3_XXS) return DType::IQ3_S;
+    if (ft == F::IQ2_S || ft == F::IQ2_M) return DType::IQ3_S;
+    if (is_very_low_bit(ft)) return DType::Q2_K;
+    return t;
+  }
+  if (is_very_low_bit(ft)) return very_low_bit_rule(t, c, h, ft, gqa, k);
   if (is_attn_v_like(c)) {
     if (ft == F::Q2_K) t = gqa >= 4 ? DType::Q4_K : DType::Q3_K;
     else if (ft == F::Q2_K_S && gqa >= 4) t = DType::Q4_K;
+    else if (ft == F::IQ3_XXS) t = gqa >= 4 ? DType::Q4_K : r.has_imatrix ? DType::IQ3_XXS : DType::IQ3_S;
+    else if ((ft == F::IQ3_XS || ft == F::IQ3_S) && gqa >= 4) t = DType::Q4_K;
+    else if (ft == F::IQ3_M) t = DType::Q4_K;
     else if (ft == F::Q3_K_M) t = k.i_attn_v < 2 ? DType::Q5_K : DType::Q4_K;
     else if (ft == F::Q3_K_L) t = DType::Q5_K;
     else if (iq4 && gqa >= 4) t = DType::Q5_K;
@@ -105,7 +154,12 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
     ++k.i_attn_v;
     return t;
   }
-  if (c == Category::AttnK) return moe8 ? DType::Q8_0 : t;
+  if (c == Category::AttnK || c == Category::AttnQ) {
+    if (c == Category::AttnK && moe8) return DType::Q8_0;
+    if (ft == F::IQ3_XS) return DType::IQ3_XXS;
+    if (ft == F::IQ3_XXS) return DType::IQ2_S;
+    return t;
+  }
   if (c == Category::FfnDown) {
     int64_t i = k.i_ffn_down;
     if (h.n_expert > 1) {
@@ -115,7 +169,9 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
     const int64_t n = h.n_layer;
     if (ft == F::Q2_K) t = DType::Q3_K;
     else if (ft == F::Q2_K_S) { if (i < n / 8) t = DType::Q4_K; }
+    else if (ft == F::IQ3_XXS && !r.has_imatrix) t = i < n / 8 ? DType::Q4_K : DType::Q3_K;
     else if (ft == F::Q3_K_M) t = i < n / 16 ? DType::Q5_K : DType::Q4_K;
+    else if (ft == F::IQ3_M && (i < n / 8 || (moe8 && use_more_bits(i, n)))) t = DType::Q4_K;
     else if (ft == F::Q3_K_L) t = DType::Q5_K;
     else if (ft == F::Q4_K_M) { if (use_more_bits(i, n)) t = DType::Q6_K; }
     else if (iq4 && !r.has_imatrix && i < n / 8) t = DType::Q5_K;
@@ -128,15 +184,39 @@ DType mix_rule(DType t, const TensorDesc& tensor, Category c, const ModelHints& 
   }
   if (c == Category::AttnOutput) {
     if (moe8) {
-      if (ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M || iq4) t = DType::Q5_K;
+      if (ft == F::Q2_K || ft == F::Q3_K_S || ft == F::Q3_K_M || ft == F::Q4_K_S || ft == F::Q4_K_M || iq4 ||
+          ft == F::IQ3_XXS || ft == F::IQ3_XS || ft == F::IQ3_S || ft == F::IQ3_M)
+        t = DType::Q5_K;
     } else if (ft == F::Q2_K) t = DType::Q3_K;
     else if (ft == F::Q3_K_M) t = DType::Q4_K;
     else if (ft == F::Q3_K_L) t = DType::Q5_K;
+    else if (ft == F::IQ3_XXS) t = DType::IQ3_S;
+    else if (ft == F::IQ3_M) t = DType::Q4_K;
+  }
+  // IQ3_XS keeps the first and last eighth of the ffn_gate / ffn_up layers at IQ3_S, the rest IQ3_XXS.
+  if (c == Category::FfnGate || c == Category::FfnUp) {
+    const int64_t i = ffn_layer(c == Category::FfnGate ? k.i_ffn_gate++ : k.i_ffn_up++, tensor, h);
+    if (ft == F::IQ3_XS && i >= h.n_layer / 8 && i < 7 * h.n_layer / 8) t = DType::IQ3_XXS;
   }
   return t;
 }
 
 bool is_block_quantized(DType t) { return dtype_info(t).block_size > 1; }
+
+// llama-quantize's tensor_requires_imatrix: the types whose searches go wrong without importance
+// weights (it refuses to write them), except in the embedding and output tables.
+bool needs_importance(const std::string& name, DType type, FileType ft) {
+  if (name == "token_embd.weight" || name == "per_layer_token_embd.weight" || name == "output.weight") return false;
+  switch (type) {
+    case DType::IQ1_S: case DType::IQ1_M: case DType::IQ2_XXS: case DType::IQ2_XS: case DType::IQ2_S:
+    case DType::IQ3_XXS:
+      return true;
+    case DType::Q2_K:
+      return ft == FileType::Q2_K_S;
+    default:
+      return false;
+  }
+}
 
 }  // namespace
 
@@ -203,6 +283,7 @@ std::vector<TypeChoice> choose_types(const std::vector<TensorDesc>& tensors, con
       fail("tensor '{}': rows of {} do not fit {} blocks of {}", t.name, t.shape[0], dtype_name(type), dtype_info(type).block_size);
     choice.quantize = true;
     choice.type = type;
+    choice.needs_imatrix = needs_importance(t.name, type, rules.file_type);
   }
   return out;
 }

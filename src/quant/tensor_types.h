@@ -30,6 +30,9 @@ struct TypeChoice {
   bool quantize = false;  // false: the tensor is copied as it is (norms, biases, 1-D tensors)
   DType type = DType::F32;
   bool fell_back = false;  // the row length does not fit the chosen type; a 32-block or F16 type took its place
+  // The type is one llama-quantize refuses to write without importance weights (IQ1_S, IQ1_M,
+  // IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS; Q2_K in a Q2_K_S file), except for token_embd and output.
+  bool needs_imatrix = false;
 };
 
 struct TypeRules {

@@ -248,5 +248,65 @@ TEST(TensorTypes, TernaryMixes) {
   EXPECT_EQ(static_cast<uint32_t>(*file_type_from_name("TQ2_0")), 37u);
 }
 
+// The IQ2 / IQ1 mixes (llama.cpp's branch for them): the output Q5_K; an untied token_embd Q2_K,
+// IQ3_S for IQ2_S / IQ2_M; attn_v Q4_K with four or more query heads per KV head, else Q2_K (IQ3_S);
+// the first eighth of ffn_down Q2_K (IQ3_S); attn_output IQ2_XXS for IQ1, IQ3_S for IQ2_S / IQ2_M;
+// everything else the file type's own block type. Every layer tensor of those low-bit types needs
+// an imatrix; token_embd and output never do.
+TEST(TensorTypes, Iq2Iq1Mixes) {
+  auto tensors = qwen2_tensors(16, 1536, 8960, 256, 151936);
+  tensors.push_back({"output.weight", DType::BF16, {1536, 151936}});
+  const struct { FileType ft; DType base, more, attn_output; } cases[] = {
+      {FileType::IQ2_XXS, DType::IQ2_XXS, DType::Q2_K, DType::IQ2_XXS},
+      {FileType::IQ2_XS, DType::IQ2_XS, DType::Q2_K, DType::IQ2_XS},
+      {FileType::IQ2_S, DType::IQ2_XS, DType::IQ3_S, DType::IQ3_S},
+      {FileType::IQ2_M, DType::IQ2_S, DType::IQ3_S, DType::IQ3_S},
+      {FileType::IQ1_S, DType::IQ1_S, DType::Q2_K, DType::IQ2_XXS},
+      {FileType::IQ1_M, DType::IQ1_M, DType::Q2_K, DType::IQ2_XXS},
+  };
+  for (const auto& c : cases) {
+    const std::string name(file_type_info(c.ft).name);
+    EXPECT_EQ(file_type_from_name(name), c.ft);
+    const auto choices = choose_types(tensors, {"qwen2", 16, 12, 6, 0}, {c.ft, true});  // 2 heads per KV head
+    auto m = types_of(tensors, choices);
+    EXPECT_EQ(m["output.weight"], DType::Q5_K) << name;
+    EXPECT_EQ(m["token_embd.weight"], c.more == DType::IQ3_S ? DType::IQ3_S : DType::Q2_K) << name;
+    for (int i = 0; i < 16; ++i) {
+      const std::string p = "blk." + std::to_string(i) + ".";
+      EXPECT_EQ(m[p + "attn_v.weight"], c.more) << name << i;
+      EXPECT_EQ(m[p + "ffn_down.weight"], i < 2 ? c.more : c.base) << name << i;
+      EXPECT_EQ(m[p + "attn_output.weight"], c.attn_output) << name << i;
+      for (const char* t : {"attn_q.weight", "attn_k.weight", "ffn_up.weight", "ffn_gate.weight"})
+        EXPECT_EQ(m[p + t], c.base) << name << p << t;
+    }
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const DType t = choices[i].type;
+      const bool low = t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ1_S || t == DType::IQ1_M;
+      EXPECT_EQ(choices[i].needs_imatrix, low) << name << " " << tensors[i].name;
+    }
+    m = types_of(tensors, choose_types(tensors, {"qwen2", 16, 12, 2, 0}, {c.ft, true}));  // 6 heads per KV head
+    EXPECT_EQ(m["blk.7.attn_v.weight"], DType::Q4_K) << name;
+    m = types_of(tensors, choose_types(tensors, {"qwen2", 16, 12, 6, 8}, {c.ft, true}));  // eight experts
+    EXPECT_EQ(m["blk.7.attn_v.weight"], DType::Q4_K) << name;
+    EXPECT_EQ(m["blk.7.attn_k.weight"], DType::Q4_K) << name;
+    EXPECT_EQ(m["blk.7.attn_output.weight"], DType::Q5_K) << name;
+    // Rows of 896 miss 256: every IQ type falls back to IQ4_NL, Q2_K to Q4_0, the tied output to Q8_0.
+    const auto narrow = qwen2_tensors(8, 896, 4864, 128, 1000);
+    m = types_of(narrow, choose_types(narrow, {"qwen2", 8, 14, 7, 0}, {c.ft, true}));
+    EXPECT_EQ(m["token_embd.weight"], DType::Q8_0) << name;
+    EXPECT_EQ(m["blk.1.attn_q.weight"], DType::IQ4_NL) << name;
+    EXPECT_EQ(m["blk.1.attn_v.weight"], c.more == DType::Q2_K ? DType::Q4_0 : DType::IQ4_NL) << name;
+    EXPECT_EQ(m["blk.0.ffn_down.weight"], c.more) << name;  // 4864 = 19 x 256
+    EXPECT_EQ(m["blk.1.ffn_down.weight"], c.base) << name;
+  }
+  // The requirement follows the tensor's type: Q2_K only in a Q2_K_S file.
+  const auto q2ks = choose_types(tensors, {"qwen2", 16, 12, 6, 0}, {FileType::Q2_K_S});
+  const auto q2k = choose_types(tensors, {"qwen2", 16, 12, 6, 0}, {FileType::Q2_K});
+  ASSERT_EQ(tensors[3].name, "blk.0.ffn_gate.weight");
+  EXPECT_EQ(q2ks[3].type, DType::Q2_K);
+  EXPECT_TRUE(q2ks[3].needs_imatrix);
+  EXPECT_FALSE(q2k[3].needs_imatrix);
+}
+
 }  // namespace
 }  // namespace ridge::quant
