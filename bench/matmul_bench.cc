@@ -80,7 +80,9 @@ const MatmulVariant kVariants[] = {
 };
 
 const DType kTypes[] = {DType::F32,  DType::F16,  DType::BF16, DType::Q8_0, DType::Q4_0,
-                        DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3};
+                        DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q4_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3,
+                        DType::Q3_K, DType::IQ4_XS, DType::TQ2_0, DType::TQ1_0, DType::IQ2_XXS, DType::IQ2_XS,
+                        DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M};
 const int64_t kTokenCounts[] = {1, 8, 64, 512};  // 8: a decode step verifying drafts
 
 struct Case {

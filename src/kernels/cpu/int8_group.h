@@ -1,15 +1,16 @@
 #pragma once
 // Block types seen as 32-value groups of small signed integers, the shape every integer dot kernel
 // takes (group b of a row is values 32b..32b+31): the codebook i-quants (IQ2_XXS/XS/S, IQ3_XXS/S,
-// IQ1_S/M), Q3_K and TQ1_0. Value j of a group is D * m[j / 16] * q[j]: q the grid's magnitudes with
-// their signs (|q| <= 62, int8), m a small integer multiplier per 16-value half (|m| <= 32), D the
+// IQ1_S/M), IQ4_XS, Q3_K, TQ1_0 and TQ2_0. Value j of a group is D * m[j / 16] * q[j]: q the grid's
+// magnitudes with their signs (|q| <= 62) or IQ4's levels (-127..113), int8; m a small integer
+// multiplier per 16-value half (|m| <= 32; IQ4_XS's 6-bit scale less 32), D the
 // super-block's f32 scale. Every format's scale is an integer times a power of two of its f16 d
 // (IQ2's d * (0.5 + s) / 4 is d / 8 * (2s + 1)), and IQ1's g +- 1/8 is carried as 8g +- 1 with D
 // divided by 8, so the split is exact.
 //
 // The arithmetic every kernel performs for a weight row and a token, group after group (the Q6_K
 // kernels' form, so the wide many-token kernels serve these types too):
-//   I   = m[0] * Σ_lo q·a + m[1] * Σ_hi q·a     (exact int32: |I| <= 32·62·127·31 < 2^24)
+//   I   = m[0] * Σ_lo q·a + m[1] * Σ_hi q·a     (exact int32 and float: |I| <= 32·127·127·32 < 2^24)
 //   acc = fma(float(I), D * a.d, acc)
 // The SIMD kernels (int8_group_simd.h) and the scalar one decode with this, so they give the same bits.
 #include <cstdint>
@@ -24,7 +25,7 @@ namespace ridge::cpu {
 namespace {
 
 constexpr bool int8_group_type(DType t) {
-  return t == DType::Q3_K || t == DType::TQ1_0 || t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
+  return t == DType::Q3_K || t == DType::TQ1_0 || t == DType::TQ2_0 || t == DType::IQ4_XS || t == DType::IQ2_XXS || t == DType::IQ2_XS || t == DType::IQ2_S || t == DType::IQ3_XXS || t == DType::IQ3_S ||
          t == DType::IQ1_S || t == DType::IQ1_M;
 }
 
@@ -88,6 +89,21 @@ inline float int8_group(DType type, const uint8_t* row, int64_t b, int8_t* q, in
       }
       m[0] = m[1] = 1;
       return load_f16(p + 52);
+    }
+    case DType::TQ2_0: {  // qs[64]: group g is bit pair g % 4 of the 32 bytes of half g / 4, less 1; d
+      const uint8_t* p = row + blk * 66;
+      for (int j = 0; j < 32; ++j) q[j] = int8_t(((p[32 * (g / 4) + j] >> (2 * (g % 4))) & 3) - 1);
+      m[0] = m[1] = 1;
+      return load_f16(p + 64);
+    }
+    case DType::IQ4_XS: {  // d, scales_h (2 bits per group), scales_l (a nibble per group), qs[128]
+      const uint8_t* p = row + blk * 136;
+      for (int j = 0; j < 16; ++j) {
+        q[j] = ref::kIq4nlValues[p[8 + 16 * g + j] & 0x0f];
+        q[j + 16] = ref::kIq4nlValues[p[8 + 16 * g + j] >> 4];
+      }
+      m[0] = m[1] = (((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((load_u16(p + 2) >> (2 * g)) & 3) << 4) - 32;
+      return load_f16(p);
     }
     case DType::IQ2_XXS: {
       const uint8_t* p = row + blk * 66;

@@ -9,6 +9,7 @@
 namespace ridge::cpu::k_avx512 {
 struct Wide {
   static constexpr int64_t kLanes = 16;
+  static constexpr bool kFullBytes = true;  // dot4 exact for unsigned bytes up to 255
   using I = __m512i;
   using F = __m512;
   static I zero() { return _mm512_setzero_si512(); }
@@ -37,4 +38,5 @@ struct Wide {
 
 #define RIDGE_KW_FN k_dot_tiles_avx512
 #define RIDGE_KW_NS k_avx512
+#define RIDGE_IQ_GATHER 1  // the codebook grids by vpgather (int8_group_simd.h)
 #include "kernels/cpu/k_dot_wide.h"

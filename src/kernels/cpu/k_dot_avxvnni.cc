@@ -10,4 +10,5 @@ namespace ridge::cpu::k_avxvnni {
 
 #define RIDGE_KW_FN k_dot_tiles_avxvnni
 #define RIDGE_KW_NS k_avxvnni
+#define RIDGE_IQ_GATHER 1  // the codebook grids by vpgather (int8_group_simd.h)
 #include "kernels/cpu/k_dot_wide.h"

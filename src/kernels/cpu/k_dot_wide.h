@@ -37,10 +37,10 @@ namespace RIDGE_KW_NS {
 // What the tile's unsigned values u exceed the weights' values by (Q6_K: u = q, the value q - 32;
 // int8 groups: u = q + 64); Q4_K and Q5_K have none (their minimum has its own chain).
 template <DType T>
-constexpr int kValueOffset = T == DType::Q6_K ? 32 : int8_group_type(T) ? 64 : 0;
+constexpr int kValueOffset = T == DType::Q6_K ? 32 : T == DType::IQ4_XS ? 128 : int8_group_type(T) ? 64 : 0;
 // The int8 group types whose two halves share one multiplier: I = m * (Σ u·a - 64 Σ a), one product.
 template <DType T>
-constexpr bool kOneMultiplier = T == DType::IQ2_XXS || T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::TQ1_0;
+constexpr bool kOneMultiplier = T == DType::IQ4_XS || T == DType::TQ2_0 || T == DType::IQ2_XXS || T == DType::IQ3_XXS || T == DType::IQ3_S || T == DType::IQ1_S || T == DType::TQ1_0;
 
 constexpr int64_t kRows = Wide::kLanes;
 constexpr int64_t kTokenChunk = 128;  // activations of a chunk stay in L2 while the tiles pass
@@ -63,7 +63,7 @@ inline __m256i group_values(const uint8_t* blk, int g, int32_t& first, int32_t& 
     const CodeGroup c = code_group<T>(blk, g);
     first = c.m0;
     second = c.m1;
-    return _mm256_add_epi8(c.q, bytes(64));
+    return _mm256_add_epi8(c.q, bytes(kValueOffset<T>));
   } else if constexpr (T == DType::Q6_K) {
     const int half = g / 4, k = g % 4;
     const __m256i lo = _mm256_and_si256(shift_right16(load(blk + 64 * half + 32 * (k & 1)), k & 2 ? 4 : 0), bytes(0x0f));
@@ -225,6 +225,11 @@ int64_t RIDGE_KW_FN(const QuantDotTask& task) {
       case DType::IQ3_S: run<DType::IQ3_S>(task, n_tiles); break;
       case DType::IQ1_S: run<DType::IQ1_S>(task, n_tiles); break;
       case DType::IQ1_M: run<DType::IQ1_M>(task, n_tiles); break;
+      case DType::TQ2_0: run<DType::TQ2_0>(task, n_tiles); break;
+      case DType::IQ4_XS:  // its values reach 241 once offset: past what a vpmaddubsw pair holds
+        if constexpr (!Wide::kFullBytes) return task.row_begin;
+        run<DType::IQ4_XS>(task, n_tiles);
+        break;
       default: return task.row_begin;
     }
   }

@@ -4,6 +4,7 @@
 // a vpmaddwd. Included inside the unit's private namespace.
 struct Wide {
   static constexpr int64_t kLanes = 8;
+  static constexpr bool kFullBytes = RIDGE_KW_VNNI;  // dot4 exact for unsigned bytes up to 255
   using I = __m256i;
   using F = __m256;
   static I zero() { return _mm256_setzero_si256(); }

@@ -4,6 +4,7 @@
 #define RIDGE_QDOT_FN quant_dot_avx512vnni_narrow
 #define RIDGE_QDOT_NS avx512vnni_impl
 #define RIDGE_QDOT_VNNI 1
+#define RIDGE_IQ_GATHER 1  // the codebook grids by vpgather (int8_group_simd.h)
 #include "kernels/cpu/quant_dot_simd.h"
 
 namespace ridge::cpu {

@@ -97,7 +97,7 @@ void q4k_dot_superblock(const uint8_t* blk, const ActBlock* acts, bool five_bits
   }
 }
 
-// The 4-bit table types (MXFP4, NVFP4, IQ4_NL, IQ4_XS) and TQ2_0 in the arithmetic of every kernel
+// The 4-bit table types (MXFP4, NVFP4, IQ4_NL) in the arithmetic of every kernel
 // (quant_dot_simd.h): eight lanes, lane l holding
 // the exact integer Σ w·a over values 4l..4l+3 of each 32-value block, fused into its own chain
 // acc[l] = fma(float(sum), d_l * a.d, acc[l]) with d_l the scale of the lane's values; the row's
@@ -111,20 +111,11 @@ float table4_dot_row(DType type, const uint8_t* row, const ActBlock* acts, int64
       const uint8_t* blk = row + b * 17;
       for (int j = 0; j < 16; ++j) code[j] = ref::kFp4Values[blk[1 + j] & 0x0f], code[j + 16] = ref::kFp4Values[blk[1 + j] >> 4];
       for (float& d : lane_d) d = ref::e8m0_half(blk[0]);
-    } else if (type == DType::IQ4_NL || type == DType::IQ4_XS) {
-      const bool xs = type == DType::IQ4_XS;
-      const uint8_t* blk = xs ? row + (b / 8) * 136 : row + b * 18;
-      const int g = int(b % 8);
-      const uint8_t* qs = xs ? blk + 8 + 16 * g : blk + 2;
+    } else if (type == DType::IQ4_NL) {
+      const uint8_t* blk = row + b * 18;
+      const uint8_t* qs = blk + 2;
       for (int j = 0; j < 16; ++j) code[j] = ref::kIq4nlValues[qs[j] & 0x0f], code[j + 16] = ref::kIq4nlValues[qs[j] >> 4];
-      float d = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
-      if (xs) d *= float((((blk[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((blk[2] | blk[3] << 8) >> (2 * g) & 3) << 4) - 32);
-      for (float& l : lane_d) l = d;
-    } else if (type == DType::TQ2_0) {  // group b % 8: bit pair g % 4 of its half's 32 bytes, minus 1
-      const uint8_t* blk = row + (b / 8) * 66;
-      const int g = int(b % 8);
-      for (int j = 0; j < 32; ++j) code[j] = ((blk[32 * (g / 4) + j] >> (2 * (g % 4))) & 3) - 1;
-      for (float& l : lane_d) l = f16_to_f32(uint16_t(blk[64] | blk[65] << 8));
+      for (float& l : lane_d) l = f16_to_f32(uint16_t(blk[0] | blk[1] << 8));
     } else {  // the 16-value groups 2h and 2h + 1 of a 64-value block
       const uint8_t* blk = row + (b / 2) * 36;
       const int h = int(b & 1);
@@ -167,8 +158,7 @@ void quant_dot_scalar(const QuantDotTask& task) {
         task.y[t * task.y_stride + r] = int8_group_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
     return;
   }
-  if (task.type == DType::MXFP4 || task.type == DType::NVFP4 || task.type == DType::IQ4_NL || task.type == DType::IQ4_XS ||
-      task.type == DType::TQ2_0) {
+  if (task.type == DType::MXFP4 || task.type == DType::NVFP4 || task.type == DType::IQ4_NL) {
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t)
         task.y[t * task.y_stride + r] = table4_dot_row(task.type, task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);

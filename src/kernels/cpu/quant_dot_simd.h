@@ -121,21 +121,6 @@ inline WeightBlock load_block_at(const uint8_t* row, int64_t b, int64_t block_by
   } else if constexpr (T == DType::IQ4_NL) {
     const uint8_t* p = row + b * 18;
     return {iq4_values(unpack_nibbles(p + 2)), load_f16(p), 0.0f, _mm256_setzero_ps()};
-  } else if constexpr (T == DType::IQ4_XS) {
-    // Group b % 8 of a 256-value block; its scale d * (ls - 32) is exact in f32 (11 x 6 bits).
-    const uint8_t* p = row + (b >> 3) * 136;
-    const int g = int(b & 7);
-    uint16_t scales_h;
-    __builtin_memcpy(&scales_h, p + 2, 2);
-    const int ls = ((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4;
-    return {iq4_values(unpack_nibbles(p + 8 + 16 * g)), load_f16(p) * float(ls - 32), 0.0f, _mm256_setzero_ps()};
-  } else if constexpr (T == DType::TQ2_0) {
-    // Group b % 8 of a 256-value block: bit pair g % 4 of the 32 bytes of its half, minus 1.
-    const uint8_t* p = row + (b >> 3) * 66;
-    const int g = int(b & 7);
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * (g / 4)));
-    const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bytes, 2 * (g % 4)), _mm256_set1_epi8(3));
-    return {_mm256_sub_epi8(q, _mm256_set1_epi8(1)), load_f16(p + 64), 0.0f, _mm256_setzero_ps()};
   } else {
     return load_block<T>(row + b * block_bytes);
   }
@@ -372,6 +357,8 @@ constexpr int64_t code_super_bytes() {
     case DType::IQ2_S: return 82;
     case DType::IQ3_XXS: return 98;
     case DType::IQ1_S: return 50;
+    case DType::IQ4_XS: return 136;
+    case DType::TQ2_0: return 66;
     case DType::IQ1_M: return 56;
     case DType::TQ1_0: return 54;
     default: return 110;  // Q3_K, IQ3_S
@@ -465,7 +452,7 @@ template <DType T>
 struct BlockTiles {
   static constexpr int kDecodeRows = 4;
   // Bytes per 32 values (NVFP4's 64-value blocks: 18 on average, for the prefetch distance).
-  static constexpr int64_t kBytes32 = T == DType::NVFP4 ? 18 : T == DType::MXFP4 || T == DType::IQ4_XS ? 17 : T == DType::TQ2_0 ? 9
+  static constexpr int64_t kBytes32 = T == DType::NVFP4 ? 18 : T == DType::MXFP4 ? 17
                                      : T == DType::Q8_0 ? 34 : T == DType::Q4_1 ? 20 : 18;
   template <int NR, int NT>
   static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
@@ -509,8 +496,8 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::MXFP4: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::MXFP4>>(task);
     case DType::NVFP4: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::NVFP4>>(task);
     case DType::IQ4_NL: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_NL>>(task);
-    case DType::IQ4_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::IQ4_XS>>(task);
-    case DType::TQ2_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::BlockTiles<DType::TQ2_0>>(task);
+    case DType::IQ4_XS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ4_XS>>(task);
+    case DType::TQ2_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::TQ2_0>>(task);
     case DType::Q3_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::Q3_K>>(task);
     case DType::TQ1_0: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::TQ1_0>>(task);
     case DType::IQ2_XXS: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ2_XXS>>(task);

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""Prompt processing and generation of GGUF files, ridge vs llama.cpp vs ik_llama.cpp side by side:
+pp P and tg N tok/s on the same files and threads, decode's bytes per token against this machine's
+read bandwidth. For the quant types of the i-quant and AVX2 work (IQ4_XS, IQ3_S, IQ2_XXS, IQ1_S,
+TQ2_0, ...), but any GGUF file runs.
+
+Each round runs, for every file, `ridge bench run -p P -n N --json`, llama.cpp's `llama-bench`
+(tools/build_llama_cpp.sh) with -lm mmap and -lm none, and ik_llama.cpp's `llama-bench`
+(tools/build_ik_llama_cpp.sh) with -rtr 1 and -mmp 0 / 1, the faster setting of each anchor counting.
+The engines' order rotates round by round so drift in the machine hits each alike. Nothing is built
+here: an anchor not found is left out (say so with --no-llama / --no-ik to skip it on purpose).
+Bandwidth is `ridge probe`'s read bandwidth at these threads, measured at the start and the end; a
+token's bytes are ridge's count (weights + KV), used for every engine.
+
+    python3 bench/quant_side_by_side.py -m FILE [-m FILE ...] [-p 512] [-n 64] [-t 2] [-r 2] [--json]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HOME = os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
+ENGINES = ("ridge", "llama.cpp", "ik_llama.cpp")
+
+
+def run_ridge(ridge, model, threads, n_prompt, n_gen):
+    out = subprocess.run([ridge, "bench", "run", "-m", model, "-t", str(threads), "-p", str(n_prompt), "-n", str(n_gen),
+                          "-r", "1", "--json"], check=True, capture_output=True, text=True)
+    pp = tg = 0.0
+    per_token = 0
+    for r in json.loads(out.stdout)["results"]:
+        if r["test"].startswith("pp"):
+            pp = r["mean_tps"]
+        else:
+            tg, per_token = r["mean_tps"], r.get("bytes_per_token", 0)
+    return pp, tg, per_token
+
+
+def best_llama_bench(binary, model, threads, n_prompt, n_gen, settings):
+    """The best pp and tg over the anchor's settings (each a list of extra flags)."""
+    pp = tg = 0.0
+    for extra in settings:
+        out = subprocess.run([binary, "-m", model, "-t", str(threads), "-p", str(n_prompt), "-n", str(n_gen), "-r", "1",
+                              "-o", "json"] + extra, capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{os.path.basename(binary)} {' '.join(extra)} failed on {os.path.basename(model)}: "
+                  f"{out.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for row in json.loads(out.stdout):
+            if row.get("n_prompt", 0) > 0 and row.get("n_gen", 0) == 0:
+                pp = max(pp, row["avg_ts"])
+            elif row.get("n_gen", 0) > 0 and row.get("n_prompt", 0) == 0:
+                tg = max(tg, row["avg_ts"])
+    return pp, tg
+
+
+def read_bandwidth(ridge, threads):
+    out = subprocess.run([ridge, "probe", "-t", str(threads), "-r", "3", "--json", "--no-save"], check=True,
+                         capture_output=True, text=True)
+    return json.loads(out.stdout)["read_bandwidth_gbs"][str(threads)]
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def stats(values):
+    return {"tps": statistics.mean(values), "std": statistics.stdev(values) if len(values) > 1 else 0.0} if values else None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--ridge", default=os.path.join(ROOT, "build", "ridge"))
+    ap.add_argument("--llama-bench", default=os.path.join(HOME, "llama.cpp", "build-avx512", "bin", "llama-bench"))
+    ap.add_argument("--ik-bench", default=os.path.join(HOME, "ik_llama.cpp", "build-native", "bin", "llama-bench"))
+    ap.add_argument("-m", "--model", action="append", required=True)
+    ap.add_argument("-t", "--threads", type=int, default=2)
+    ap.add_argument("-p", "--n-prompt", type=int, default=512)
+    ap.add_argument("-n", "--n-gen", type=int, default=64)
+    ap.add_argument("-r", "--rounds", type=int, default=2)
+    ap.add_argument("--no-llama", action="store_true")
+    ap.add_argument("--no-ik", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    engines = ["ridge"]
+    if not a.no_llama and os.path.exists(a.llama_bench):
+        engines.append("llama.cpp")
+    elif not a.no_llama:
+        print(f"{a.llama_bench} not found (tools/build_llama_cpp.sh): llama.cpp left out", file=sys.stderr)
+    if not a.no_ik and os.path.exists(a.ik_bench):
+        engines.append("ik_llama.cpp")
+    elif not a.no_ik:
+        print(f"{a.ik_bench} not found (tools/build_ik_llama_cpp.sh): ik_llama.cpp left out", file=sys.stderr)
+
+    bandwidth = [read_bandwidth(a.ridge, a.threads)]
+    runs = {m: {e: {"pp": [], "tg": []} for e in engines} | {"bytes": 0} for m in a.model}
+    for round_ in range(a.rounds):
+        for m in a.model:
+            order = engines[round_ % len(engines):] + engines[:round_ % len(engines)]
+            for engine in order:
+                if engine == "ridge":
+                    pp, tg, runs[m]["bytes"] = run_ridge(a.ridge, m, a.threads, a.n_prompt, a.n_gen)
+                elif engine == "llama.cpp":
+                    pp, tg = best_llama_bench(a.llama_bench, m, a.threads, a.n_prompt, a.n_gen,
+                                              [["-lm", "mmap"], ["-lm", "none"]])
+                else:
+                    pp, tg = best_llama_bench(a.ik_bench, m, a.threads, a.n_prompt, a.n_gen,
+                                              [["-rtr", "1", "-mmp", "0"], ["-rtr", "1", "-mmp", "1"]])
+                if pp > 0:
+                    runs[m][engine]["pp"].append(pp)
+                if tg > 0:
+                    runs[m][engine]["tg"].append(tg)
+                print(f"round {round_ + 1} {os.path.basename(m)} {engine}: pp{a.n_prompt} {pp:.1f} tg{a.n_gen} {tg:.1f}",
+                      file=sys.stderr)
+    bandwidth.append(read_bandwidth(a.ridge, a.threads))
+    bw = statistics.mean(bandwidth)
+
+    result = {"cpu": cpu_name(), "threads": a.threads, "rounds": a.rounds, "n_prompt": a.n_prompt, "n_gen": a.n_gen,
+              "read_bandwidth_gbs": bandwidth, "engines": engines, "models": {}}
+    for m in a.model:
+        row = {"bytes_per_token": runs[m]["bytes"]}
+        for e in engines:
+            row[e] = {"pp": stats(runs[m][e]["pp"]), "tg": stats(runs[m][e]["tg"])}
+            if row[e]["tg"]:
+                row[e]["tg"]["of_bandwidth"] = row[e]["tg"]["tps"] * runs[m]["bytes"] / 1e9 / bw
+        result["models"][os.path.basename(m)] = row
+    if a.json:
+        print(json.dumps(result, indent=2))
+        return
+
+    print(f"\n{result['cpu']}, {a.threads} threads, {a.rounds} rounds; read bandwidth (ridge probe, start / end): "
+          + " / ".join(f"{b:.1f}" for b in bandwidth) + " GB/s")
+    anchors = engines[1:]
+    head = "| file | test | " + " | ".join(engines) + " | " + " | ".join(f"ridge / {e}" for e in anchors) + " | ridge % bw |"
+    print("\n" + head)
+    print("|" + "---|" * (head.count("|") - 1))
+
+    def cell(s):
+        return f"{s['tps']:.1f} ± {s['std']:.1f}" if s else "–"
+
+    for name, row in result["models"].items():
+        for test, label in (("pp", f"pp{a.n_prompt}"), ("tg", f"tg{a.n_gen}")):
+            r = row["ridge"][test]
+            ratios = [f"{r['tps'] / row[e][test]['tps']:.2f}x" if r and row[e][test] else "–" for e in anchors]
+            bw_cell = f"{100 * r['of_bandwidth']:.0f}%" if test == "tg" and r else ""
+            print(f"| {name} | {label} | " + " | ".join(cell(row[e][test]) for e in engines) + " | "
+                  + " | ".join(ratios) + f" | {bw_cell} |")
+
+
+if __name__ == "__main__":
+    main()
