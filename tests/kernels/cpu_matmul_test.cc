@@ -53,6 +53,12 @@ std::vector<uint8_t> random_weights(DType type, int64_t rows, int64_t cols, uint
                                                                                                 : 0;
   for (size_t off = 0; off < bytes.size(); off += size_t(info.block_bytes)) {
     const uint16_t d = f32_to_f16(0.01f + 0.02f * std::fabs(normal(rng)));
+    if (type == DType::Q2_K) {  // d and dmin last
+      const uint16_t dmin = f32_to_f16(0.01f * std::fabs(normal(rng)));
+      std::memcpy(&bytes[off + 80], &d, 2);
+      std::memcpy(&bytes[off + 82], &dmin, 2);
+      continue;
+    }
     const uint16_t m = f32_to_f16(-0.1f * std::fabs(normal(rng)));
     std::memcpy(&bytes[off + d_offset], &d, 2);
     if (type == DType::IQ1_M)  // its d sits in the top nibbles of its four u16 scales
@@ -136,7 +142,7 @@ TEST_P(CpuMatmul, MatchesReferenceOnEveryIsaAndThreadCount) {
               << isa_name(isa) << " vs scalar at " << i;
         // The K quants and FP4 types have one arithmetic for every kernel (quant_dot_scalar.cc): the same bits.
         if (type == DType::Q4_K || type == DType::Q5_K || type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 ||
-            type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0 || int8_group_type(type)) {
+            type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0 || type == DType::Q2_K || int8_group_type(type)) {
           for (size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], scalar_result[i]) << isa_name(isa) << " vs scalar at " << i;
         }
       }
@@ -148,7 +154,7 @@ INSTANTIATE_TEST_SUITE_P(Types, CpuMatmul,
                          ::testing::Values(DType::Q4_0, DType::Q4_1, DType::Q8_0, DType::F32, DType::F16, DType::BF16,
                                            DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::MXFP4, DType::NVFP4, DType::F8_E4M3,
                                            DType::IQ4_NL, DType::IQ4_XS, DType::TQ2_0, DType::IQ2_XXS, DType::IQ2_XS,
-                                           DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M, DType::Q3_K, DType::TQ1_0),
+                                           DType::IQ2_S, DType::IQ3_XXS, DType::IQ3_S, DType::IQ1_S, DType::IQ1_M, DType::Q3_K, DType::TQ1_0, DType::Q2_K),
                          [](const auto& param_info) { return std::string(dtype_name(param_info.param)); });
 
 // FP8 weights with the scales of their checkpoints (per channel; per 128-value block): every ISA

@@ -40,7 +40,7 @@ void load_block(DType type, const uint8_t* p, int32_t* q, float& d, float& offse
 }  // namespace
 
 bool quant_dot_supported(DType type) {
-  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q4_K || type == DType::Q5_K ||
+  return type == DType::Q4_0 || type == DType::Q4_1 || type == DType::Q8_0 || type == DType::Q2_K || type == DType::Q4_K || type == DType::Q5_K ||
          type == DType::Q6_K || type == DType::MXFP4 || type == DType::NVFP4 || type == DType::IQ4_NL || type == DType::IQ4_XS || type == DType::TQ2_0 ||
          int8_group_type(type);
 }
@@ -149,9 +149,39 @@ float int8_group_dot_row(DType type, const uint8_t* row, const ActBlock* acts, i
   return acc;
 }
 
+// Q2_K (scales[16]: a 4-bit scale and a 4-bit minimum per 16 values; qs[64]: 2-bit values, group g
+// at bit pair g % 4 of bytes 32 (g / 4)..+31; f16 d, dmin) in the arithmetic every Q2_K kernel
+// performs: per 32-value group the exact integers I = sc_lo Σ_lo q·a + sc_hi Σ_hi q·a and
+// M = m_lo Σ_lo a + m_hi Σ_hi a, then acc = fma(float(I), d · a.d, acc) and
+// acc_min = fma(-float(M), dmin · a.d, acc_min); the row's result acc + acc_min.
+float q2k_dot_row(const uint8_t* row, const ActBlock* acts, int64_t n_blocks) {
+  float acc = 0.0f, acc_min = 0.0f;
+  for (int64_t b = 0; b < n_blocks; ++b) {
+    const uint8_t* blk = row + (b / 8) * 84;
+    const int g = int(b % 8);
+    const ActBlock& a = acts[b];
+    int32_t x[2] = {0, 0}, sum[2] = {0, 0};
+    for (int l = 0; l < 32; ++l) {
+      x[l / 16] += ((blk[16 + 32 * (g / 4) + l] >> (2 * (g % 4))) & 3) * a.q[l];
+      sum[l / 16] += a.q[l];
+    }
+    const int s0 = blk[2 * g], s1 = blk[2 * g + 1];
+    const int32_t i = (s0 & 15) * x[0] + (s1 & 15) * x[1], m = (s0 >> 4) * sum[0] + (s1 >> 4) * sum[1];
+    acc = std::fma(float(i), load_f16(blk + 80) * a.d, acc);
+    acc_min = std::fma(-float(m), load_f16(blk + 82) * a.d, acc_min);
+  }
+  return acc + acc_min;
+}
+
 }  // namespace
 
 void quant_dot_scalar(const QuantDotTask& task) {
+  if (task.type == DType::Q2_K) {
+    for (int64_t r = task.row_begin; r < task.row_end; ++r)
+      for (int64_t t = 0; t < task.n_tokens; ++t)
+        task.y[t * task.y_stride + r] = q2k_dot_row(task.w + r * task.row_bytes, task.acts + t * task.n_blocks, task.n_blocks);
+    return;
+  }
   if (int8_group_type(task.type)) {
     for (int64_t r = task.row_begin; r < task.row_end; ++r)
       for (int64_t t = 0; t < task.n_tokens; ++t)

@@ -405,6 +405,63 @@ inline void code_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = acc[i][j];
 }
 
+// Q2_K in the arithmetic of quant_dot_scalar.cc: per group the exact integers I = sc_lo Σ_lo q·a +
+// sc_hi Σ_hi q·a (8 groups reduced together) and M = m_lo Σ_lo a + m_hi Σ_hi a, fused into each
+// (row, token)'s two f32 chains in group order.
+inline int32_t low_half_sum(const ActBlock& a) {  // Σ of the block's first 16 quants
+  const __m128i x = _mm_xor_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a.q)), _mm_set1_epi8(char(0x80)));
+  const __m128i s = _mm_sad_epu8(x, _mm_setzero_si128());
+  return _mm_cvtsi128_si32(s) + _mm_extract_epi32(s, 2) - 16 * 128;
+}
+
+template <int NR, int NT>
+inline void q2k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
+  constexpr int64_t kSuperBytes = 84;
+  float acc[NR][NT] = {}, acc_min[NR][NT] = {};
+  for (int64_t b = 0; b < task.n_blocks / 8; ++b) {
+    const uint8_t* blk[NR];
+    float d[NR], dmin[NR];
+    for (int i = 0; i < NR; ++i) {
+      blk[i] = task.w + (r + i) * task.row_bytes + b * kSuperBytes;
+      prefetch_ahead<NT>(blk[i], kSuperBytes);
+      d[i] = load_f16(blk[i] + 80);
+      dmin[i] = load_f16(blk[i] + 82);
+    }
+    __m256i group_sums[NR][NT][8];  // per group: lanes of Σ q·a times their half's scale
+    int32_t mins[NR][NT][8];
+#pragma GCC unroll 8
+    for (int g = 0; g < 8; ++g) {
+      int32_t lo[NT];
+      for (int j = 0; j < NT; ++j) lo[j] = low_half_sum(task.acts[(t + j) * task.n_blocks + b * 8 + g]);
+      for (int i = 0; i < NR; ++i) {
+        const __m256i raw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[i] + 16 + 32 * (g / 4)));
+        const __m256i v = _mm256_and_si256(_mm256_srli_epi16(raw, 2 * (g % 4)), _mm256_set1_epi8(3));
+        const int s0 = blk[i][2 * g], s1 = blk[i][2 * g + 1];
+        const __m256i mult = _mm256_set_m128i(_mm_set1_epi32(s1 & 15), _mm_set1_epi32(s0 & 15));
+        for (int j = 0; j < NT; ++j) {
+          const ActBlock& a = task.acts[(t + j) * task.n_blocks + b * 8 + g];
+          const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a.q));
+          group_sums[i][j][g] = _mm256_mullo_epi32(dot_u8_s8(v, q), mult);
+          mins[i][j][g] = (s0 >> 4) * lo[j] + (s1 >> 4) * (a.sum - lo[j]);
+        }
+      }
+    }
+    for (int j = 0; j < NT; ++j) {
+      const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
+      for (int i = 0; i < NR; ++i) {
+        alignas(32) float exact[8];  // float of an integer below 2^24: exact
+        _mm256_store_ps(exact, _mm256_cvtepi32_ps(sum_each(group_sums[i][j])));
+        for (int g = 0; g < 8; ++g) {
+          acc[i][j] = std::fma(exact[g], d[i] * a[g].d, acc[i][j]);
+          acc_min[i][j] = std::fma(-float(mins[i][j][g]), dmin[i] * a[g].d, acc_min[i][j]);
+        }
+      }
+    }
+  }
+  for (int j = 0; j < NT; ++j)
+    for (int i = 0; i < NR; ++i) task.y[(t + j) * task.y_stride + r + i] = acc[i][j] + acc_min[i][j];
+}
+
 // The tiles a task is cut into. Decode: weights stream from memory once, kDecodeRows rows per
 // token at a time (more chains in flight, or, for the K quants' long per-row chains, one row).
 // Many tokens: two rows against four tokens share each unpacked block, a chunk of tokens at a time
@@ -597,6 +654,14 @@ struct CodeTiles {
   }
 };
 
+struct Q2kTiles {
+  static constexpr int kDecodeRows = 2;
+  template <int NR, int NT>
+  static void tile(const QuantDotTask& task, int64_t r, int64_t t) {
+    q2k_tile<NR, NT>(task, r, t);
+  }
+};
+
 struct Q6Tiles {
   static constexpr int kDecodeRows = 1;
   template <int NR, int NT>
@@ -635,6 +700,7 @@ void RIDGE_QDOT_FN(const QuantDotTask& task) {
     case DType::IQ3_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ3_S>>(task);
     case DType::IQ1_S: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ1_S>>(task);
     case DType::IQ1_M: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::CodeTiles<DType::IQ1_M>>(task);
+    case DType::Q2_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q2kTiles>(task);
     case DType::Q4_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q4_K>>(task);
     case DType::Q5_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q4kTiles<DType::Q5_K>>(task);
     case DType::Q6_K: return RIDGE_QDOT_NS::run_tiled<RIDGE_QDOT_NS::Q6Tiles>(task);
