@@ -143,8 +143,9 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
   } else if constexpr (T == DType::IQ1_S) {
     const uint8_t* p = row + blk * 50;
     const uint8_t* lo = p + 2 + 4 * g;
-    uint16_t qh;
-    __builtin_memcpy(&qh, p + 34 + 2 * g, 2);
+    uint16_t qh16;
+    __builtin_memcpy(&qh16, p + 34 + 2 * g, 2);
+    const uint32_t qh = qh16;  // index arithmetic in 32 bits: 16-bit shifts merge partial registers
     const __m256i grid = grid64(ref::kIq1sGrid, lo[0] | (qh & 7) << 8, lo[1] | (qh >> 3 & 7) << 8, lo[2] | (qh >> 6 & 7) << 8,
                                 lo[3] | (qh >> 9 & 7) << 8);
     const int32_t m = 2 * ((qh >> 12) & 7) + 1;
@@ -156,8 +157,9 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     const int k0 = n0 & 0x0f, k1 = n0 >> 4, k2 = n1 & 0x0f, k3 = n1 >> 4;
     const __m256i grid = grid64(ref::kIq1sGrid, lo[0] | (k0 & 7) << 8, lo[1] | (k1 & 7) << 8, lo[2] | (k2 & 7) << 8, lo[3] | (k3 & 7) << 8);
     auto delta = [](int k) { return int64_t(k & 8 ? 0xffffffffffffffffull : 0x0101010101010101ull); };
-    uint16_t sc[4];
-    __builtin_memcpy(sc, p + 48, 8);
+    uint16_t sc16[4];
+    __builtin_memcpy(sc16, p + 48, 8);
+    const uint32_t sc[4] = {sc16[0], sc16[1], sc16[2], sc16[3]};
     const float d = _cvtsh_ss(uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
     const int32_t m0 = 2 * ((sc[g / 2] >> (6 * (g % 2))) & 7) + 1, m1 = 2 * ((sc[g / 2] >> (6 * (g % 2) + 3)) & 7) + 1;
     return {eight_times_plus(grid, _mm256_set_epi64x(delta(k3), delta(k2), delta(k1), delta(k0))), m0, m1, d * 0.125f};
