@@ -29,14 +29,46 @@ inline uint32_t code_u32(const uint8_t* p) {
   return v;
 }
 
-// Four sign bytes (byte k for values 8k..8k+7, bit j for value 8k+j) applied to `q`: each byte is
-// spread over its eight values by one shuffle, then each value's bit picked by a mask.
-inline __m256i apply_signs(__m256i q, uint32_t signs) {
+// Four sign bytes (byte k for values 8k..8k+7, bit j for value 8k+j) as a byte mask, 0xff where the
+// value is negative: each byte is spread over its eight values by one shuffle, then each value's bit
+// picked by a mask.
+inline __m256i negative_mask(uint32_t signs) {
   const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(int(signs)),
                                              _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
   const __m256i bits = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
-  const __m256i negative = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
+}
+
+// Those signs applied to `q`.
+inline __m256i apply_signs(__m256i q, uint32_t signs) {
+  const __m256i negative = negative_mask(signs);
   return _mm256_sub_epi8(_mm256_xor_si256(q, negative), negative);  // -q where the bit is set
+}
+
+// IQ3_XXS's eight grid entries of a group (`idx`: its eight index bytes).
+inline __m256i iq3xxs_entries(const uint8_t* idx) {
+#if RIDGE_IQ_GATHER
+  return _mm256_i32gather_epi32(reinterpret_cast<const int*>(ref::kIq3xxsGrid),
+                                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx))), 4);
+#else
+  const uint32_t* G = ref::kIq3xxsGrid;
+  return _mm256_set_epi32(int(G[idx[7]]), int(G[idx[6]]), int(G[idx[5]]), int(G[idx[4]]), int(G[idx[3]]), int(G[idx[2]]),
+                          int(G[idx[1]]), int(G[idx[0]]));
+#endif
+}
+
+// IQ3_S's eight grid entries of a group: index k is byte k of `idx` with bit k of `hi` as its ninth bit.
+inline __m256i iq3s_entries(const uint8_t* idx, int hi) {
+#if RIDGE_IQ_GATHER
+  const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx)));
+  const __m256i ninth = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(hi), _mm256_setr_epi32(8, 7, 6, 5, 4, 3, 2, 1)),
+                                         _mm256_set1_epi32(256));
+  return _mm256_i32gather_epi32(reinterpret_cast<const int*>(ref::kIq3sGrid), _mm256_or_si256(low, ninth), 4);
+#else
+  const uint32_t* G = ref::kIq3sGrid;
+  auto e = [&](int k) { return int(G[idx[k] | ((hi >> k) & 1) << 8]); };
+  return _mm256_set_epi32(e(7), e(6), e(5), e(4), e(3), e(2), e(1), e(0));
+#endif
 }
 
 // Four 7-bit sign codes of the XXS types (bits 0-6, 7-13, 14-20, 21-27 of aux) as four sign bytes.
@@ -111,35 +143,13 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     return {q, 2 * (p[74 + g] & 0x0f) + 1, 2 * (p[74 + g] >> 4) + 1, code_f16(p) * 0.125f};
   } else if constexpr (T == DType::IQ3_XXS) {
     const uint8_t* p = row + blk * 98;
-    const uint8_t* idx = p + 2 + 8 * g;
     const uint32_t aux = code_u32(p + 66 + 4 * g);
-#if RIDGE_IQ_GATHER
-    const __m256i grid = _mm256_i32gather_epi32(reinterpret_cast<const int*>(ref::kIq3xxsGrid),
-                                                _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx))), 4);
-#else
-    const uint32_t* G = ref::kIq3xxsGrid;
-    const __m256i grid = _mm256_set_epi32(int(G[idx[7]]), int(G[idx[6]]), int(G[idx[5]]), int(G[idx[4]]), int(G[idx[3]]),
-                                          int(G[idx[2]]), int(G[idx[1]]), int(G[idx[0]]));
-#endif
     const int32_t m = int32_t(2 * (aux >> 28) + 1);
-    return {apply_signs(grid, even_parity_signs(aux)), m, m, code_f16(p) * 0.25f};
+    return {apply_signs(iq3xxs_entries(p + 2 + 8 * g), even_parity_signs(aux)), m, m, code_f16(p) * 0.25f};
   } else if constexpr (T == DType::IQ3_S) {
     const uint8_t* p = row + blk * 110;
-    const uint8_t* idx = p + 2 + 8 * g;
-    const int hi = p[66 + g];
-#if RIDGE_IQ_GATHER
-    // Entry k's index: byte k of idx, bit k of hi as its ninth bit; the eight entries in one gather.
-    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx)));
-    const __m256i ninth = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(hi), _mm256_setr_epi32(8, 7, 6, 5, 4, 3, 2, 1)),
-                                           _mm256_set1_epi32(256));
-    const __m256i grid = _mm256_i32gather_epi32(reinterpret_cast<const int*>(ref::kIq3sGrid), _mm256_or_si256(low, ninth), 4);
-#else
-    const uint32_t* G = ref::kIq3sGrid;
-    auto e = [&](int k) { return int(G[idx[k] | ((hi >> k) & 1) << 8]); };
-    const __m256i grid = _mm256_set_epi32(e(7), e(6), e(5), e(4), e(3), e(2), e(1), e(0));
-#endif
     const int32_t m = 1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f);
-    return {apply_signs(grid, code_u32(p + 74 + 4 * g)), m, m, code_f16(p)};
+    return {apply_signs(iq3s_entries(p + 2 + 8 * g, p[66 + g]), code_u32(p + 74 + 4 * g)), m, m, code_f16(p)};
   } else if constexpr (T == DType::IQ1_S) {
     const uint8_t* p = row + blk * 50;
     const uint8_t* lo = p + 2 + 4 * g;

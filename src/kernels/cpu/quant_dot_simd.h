@@ -556,38 +556,14 @@ inline __m256i fast_group(const uint8_t* row, int64_t b, const int8_t* aq, int32
     return dot_u8_s8(grid64(ref::kIq2xxsGrid, idx[0], idx[1], idx[2], idx[3]), _mm256_sign_epi8(a, signs64(aux)));
   } else if constexpr (T == DType::IQ3_XXS) {
     const uint8_t* p = row + blk * 98;
-    const uint8_t* idx = p + 2 + 8 * g;
     const uint32_t aux = code_u32(p + 66 + 4 * g);
-#if RIDGE_IQ_GATHER
-    const __m256i mag = _mm256_i32gather_epi32(reinterpret_cast<const int*>(ref::kIq3xxsGrid),
-                                               _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx))), 4);
-#else
-    const uint32_t* G = ref::kIq3xxsGrid;
-    const __m256i mag = _mm256_set_epi32(int(G[idx[7]]), int(G[idx[6]]), int(G[idx[5]]), int(G[idx[4]]), int(G[idx[3]]),
-                                         int(G[idx[2]]), int(G[idx[1]]), int(G[idx[0]]));
-#endif
     m = int32_t(2 * (aux >> 28) + 1), c = 0;
-    return dot_u8_s8(mag, _mm256_sign_epi8(a, signs64(aux)));
+    return dot_u8_s8(iq3xxs_entries(p + 2 + 8 * g), _mm256_sign_epi8(a, signs64(aux)));
   } else if constexpr (T == DType::IQ3_S) {
     const uint8_t* p = row + blk * 110;
-    const uint8_t* idx = p + 2 + 8 * g;
-    const int hi = p[66 + g];
-#if RIDGE_IQ_GATHER
-    const __m256i low = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(idx)));
-    const __m256i ninth = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(hi), _mm256_setr_epi32(8, 7, 6, 5, 4, 3, 2, 1)),
-                                           _mm256_set1_epi32(256));
-    const __m256i mag = _mm256_i32gather_epi32(reinterpret_cast<const int*>(ref::kIq3sGrid), _mm256_or_si256(low, ninth), 4);
-#else
-    const uint32_t* G = ref::kIq3sGrid;
-    auto e = [&](int k) { return int(G[idx[k] | ((hi >> k) & 1) << 8]); };
-    const __m256i mag = _mm256_set_epi32(e(7), e(6), e(5), e(4), e(3), e(2), e(1), e(0));
-#endif
-    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32(int(code_u32(p + 74 + 4 * g))),
-                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
-    const __m256i bits = _mm256_set1_epi64x(int64_t(0x8040201008040201ull));
-    const __m256i negative = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits);
+    const __m256i mag = iq3s_entries(p + 2 + 8 * g, p[66 + g]);
     m = 1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f), c = 0;
-    return dot_u8_s8(mag, _mm256_sign_epi8(a, _mm256_or_si256(negative, _mm256_set1_epi8(1))));
+    return dot_u8_s8(mag, _mm256_sign_epi8(a, _mm256_or_si256(negative_mask(code_u32(p + 74 + 4 * g)), _mm256_set1_epi8(1))));
   } else {
     static_assert(T == DType::TQ2_0);
     const uint8_t* p = row + blk * 66;
