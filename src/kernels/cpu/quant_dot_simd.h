@@ -521,12 +521,13 @@ struct BlockTiles {
 // Decode (one token) of the int8 group types whose two halves share one multiplier, in fewer
 // instructions than code_tile and to the same exact integers (so the same bits): each group's
 // Σ q·a comes from unsigned magnitudes against the activations with the weights' signs applied (no
-// signed values built, as llama.cpp's kernels do it), a sum of the activations corrects TQ2_0's
-// offset (q = u - 1), and the multipliers apply to a super-block's eight reduced sums at once.
-// (IQ1_S and IQ4_XS measured no faster this way.)
+// signed values built, as llama.cpp's kernels do it), a sum of the activations corrects the types
+// stored with an offset (TQ2_0: q = u - 1; IQ1_S: q = 8(u - 1) + delta, so X = 8 Σ u·a + (delta - 8) Σ a),
+// and the multipliers apply to a super-block's eight reduced sums at once. (IQ4_XS measured no
+// faster this way.)
 template <DType T>
 constexpr bool kFastDecode = T == DType::IQ2_XXS || T == DType::IQ3_XXS || T == DType::IQ3_S ||
-                             T == DType::TQ2_0;
+                             T == DType::TQ2_0 || T == DType::IQ1_S;
 
 // The XXS types' 7-bit sign codes (with their parity bit) as eight bytes of +1 / -1.
 inline constexpr std::array<uint64_t, 128> kSigns64 = [] {
@@ -542,7 +543,7 @@ inline __m256i signs64(uint32_t aux) {
 }
 
 // Group b's dot lanes against activation quants `aq`; its multiplier m and the coefficient c of the
-// activations' sum (X = Σ lanes + c Σ a).
+// activations' sum (X = k Σ lanes + c Σ a, k = 8 for IQ1_S, else 1).
 template <DType T>
 inline __m256i fast_group(const uint8_t* row, int64_t b, const int8_t* aq, int32_t& m, int32_t& c) {
   const int g = int(b & 7);
@@ -564,6 +565,16 @@ inline __m256i fast_group(const uint8_t* row, int64_t b, const int8_t* aq, int32
     const __m256i mag = iq3s_entries(p + 2 + 8 * g, p[66 + g]);
     m = 1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f), c = 0;
     return dot_u8_s8(mag, _mm256_sign_epi8(a, _mm256_or_si256(negative_mask(code_u32(p + 74 + 4 * g)), _mm256_set1_epi8(1))));
+  } else if constexpr (T == DType::IQ1_S) {
+    const uint8_t* p = row + blk * 50;
+    const uint8_t* lo = p + 2 + 4 * g;
+    uint16_t qh16;
+    __builtin_memcpy(&qh16, p + 34 + 2 * g, 2);
+    const uint32_t qh = qh16;
+    const __m256i grid = grid64(ref::kIq1sGrid, lo[0] | (qh & 7) << 8, lo[1] | (qh >> 3 & 7) << 8, lo[2] | (qh >> 6 & 7) << 8,
+                                lo[3] | (qh >> 9 & 7) << 8);
+    m = int32_t(2 * ((qh >> 12) & 7) + 1), c = (qh & 0x8000 ? -1 : 1) - 8;
+    return dot_u8_s8(_mm256_add_epi8(grid, _mm256_set1_epi8(1)), a);  // u = g + 1 in 0..2; X = 8 Σ u·a + c Σ a
   } else {
     static_assert(T == DType::TQ2_0);
     const uint8_t* p = row + blk * 66;
@@ -578,7 +589,7 @@ template <DType T>
 inline float fast_super_scale(const uint8_t* row, int64_t blk) {
   if constexpr (T == DType::TQ2_0) return code_f16(row + blk * 66 + 64);
   const float d = code_f16(row + blk * code_super_bytes<T>());
-  if constexpr (T == DType::IQ2_XXS) return d * 0.125f;
+  if constexpr (T == DType::IQ2_XXS || T == DType::IQ1_S) return d * 0.125f;
   if constexpr (T == DType::IQ3_XXS) return d * 0.25f;
   return d;  // IQ3_S
 }
@@ -609,6 +620,7 @@ inline void code_decode_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     }
     for (int i = 0; i < NR; ++i) {
       __m256i x = sum_each(lanes[i]);
+      if constexpr (T == DType::IQ1_S) x = _mm256_slli_epi32(x, 3);
       x = _mm256_add_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(cs[i])));
       alignas(32) float exact[8];  // float of an integer below 2^24: exact
       _mm256_store_ps(exact, _mm256_cvtepi32_ps(_mm256_mullo_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(m[i])))));
