@@ -89,6 +89,39 @@ inline __m256i eight_times_plus(__m256i g, __m256i delta) {
   return _mm256_add_epi8(_mm256_add_epi8(g4, g4), delta);
 }
 
+// Bytes of one 256-value super-block.
+template <DType T>
+constexpr int64_t code_super_bytes() {
+  switch (T) {
+    case DType::IQ2_XXS: return 66;
+    case DType::IQ2_XS: return 74;
+    case DType::IQ2_S: return 82;
+    case DType::IQ3_XXS: return 98;
+    case DType::IQ1_S: return 50;
+    case DType::IQ4_XS: return 136;
+    case DType::TQ2_0: return 66;
+    case DType::IQ1_M: return 56;
+    case DType::TQ1_0: return 54;
+    default: return 110;  // Q3_K, IQ3_S
+  }
+}
+
+// The super-block's scale D (int8_group()'s return value, the same f32 expression).
+template <DType T>
+inline float code_scale(const uint8_t* p) {
+  if constexpr (T == DType::Q3_K) return code_f16(p + 108);
+  if constexpr (T == DType::TQ1_0) return code_f16(p + 52);
+  if constexpr (T == DType::TQ2_0) return code_f16(p + 64);
+  if constexpr (T == DType::IQ2_XXS || T == DType::IQ2_XS || T == DType::IQ2_S || T == DType::IQ1_S) return code_f16(p) * 0.125f;
+  if constexpr (T == DType::IQ3_XXS) return code_f16(p) * 0.25f;
+  if constexpr (T == DType::IQ1_M) {  // d sits in the top nibbles of the four u16 scales
+    uint16_t sc[4];
+    __builtin_memcpy(sc, p + 48, 8);
+    return _cvtsh_ss(uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000))) * 0.125f;
+  }
+  return code_f16(p);  // IQ3_S, IQ4_XS
+}
+
 template <DType T>
 inline CodeGroup code_group(const uint8_t* row, int64_t b) {
   const int g = int(b & 7);
@@ -102,12 +135,12 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
                                           _mm256_set1_epi8(1));
     // A clear high bit subtracts 4: high 0 -> 4, 1 -> 0.
     const __m256i q = _mm256_sub_epi8(lows, _mm256_andnot_si256(_mm256_slli_epi16(high, 2), _mm256_set1_epi8(4)));
-    return {q, int8_group_detail::q3k_scale(p + 96, 2 * g), int8_group_detail::q3k_scale(p + 96, 2 * g + 1), code_f16(p + 108)};
+    return {q, int8_group_detail::q3k_scale(p + 96, 2 * g), int8_group_detail::q3k_scale(p + 96, 2 * g + 1), code_scale<T>(p)};
   } else if constexpr (T == DType::TQ2_0) {
     const uint8_t* p = row + blk * 66;
     const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + 32 * (g / 4)));
     const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bytes, 2 * (g % 4)), _mm256_set1_epi8(3));
-    return {_mm256_sub_epi8(q, _mm256_set1_epi8(1)), 1, 1, code_f16(p + 64)};
+    return {_mm256_sub_epi8(q, _mm256_set1_epi8(1)), 1, 1, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ4_XS) {
     const uint8_t* p = row + blk * 136;
     const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 8 + 16 * g));
@@ -117,14 +150,14 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     uint16_t scales_h;
     __builtin_memcpy(&scales_h, p + 2, 2);
     const int32_t m = (((p[4 + g / 2] >> (4 * (g % 2))) & 0x0f) | ((scales_h >> (2 * g)) & 3) << 4) - 32;
-    return {_mm256_shuffle_epi8(levels, codes), m, m, code_f16(p)};
+    return {_mm256_shuffle_epi8(levels, codes), m, m, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ2_XXS) {
     const uint8_t* p = row + blk * 66;
     const uint8_t* idx = p + 2 + 8 * g;
     const uint32_t aux = code_u32(p + 6 + 8 * g);
     const __m256i q = apply_signs(grid64(ref::kIq2xxsGrid, idx[0], idx[1], idx[2], idx[3]), even_parity_signs(aux));
     const int32_t m = int32_t(2 * (aux >> 28) + 1);
-    return {q, m, m, code_f16(p) * 0.125f};
+    return {q, m, m, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ2_XS) {
     const uint8_t* p = row + blk * 74;
     uint16_t v[4];
@@ -132,7 +165,7 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     const auto& s = ref::kSignsEvenParity;
     const uint32_t signs = uint32_t(s[v[0] >> 9]) | uint32_t(s[v[1] >> 9]) << 8 | uint32_t(s[v[2] >> 9]) << 16 | uint32_t(s[v[3] >> 9]) << 24;
     const __m256i q = apply_signs(grid64(ref::kIq2xsGrid, v[0] & 511, v[1] & 511, v[2] & 511, v[3] & 511), signs);
-    return {q, 2 * (p[66 + g] & 0x0f) + 1, 2 * (p[66 + g] >> 4) + 1, code_f16(p) * 0.125f};
+    return {q, 2 * (p[66 + g] & 0x0f) + 1, 2 * (p[66 + g] >> 4) + 1, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ2_S) {
     const uint8_t* p = row + blk * 82;
     const uint8_t* lo = p + 2 + 4 * g;
@@ -140,16 +173,16 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     const __m256i q = apply_signs(grid64(ref::kIq2sGrid, lo[0] | (hi & 3) << 8, lo[1] | (hi >> 2 & 3) << 8, lo[2] | (hi >> 4 & 3) << 8,
                                          lo[3] | (hi >> 6 & 3) << 8),
                                   code_u32(p + 34 + 4 * g));
-    return {q, 2 * (p[74 + g] & 0x0f) + 1, 2 * (p[74 + g] >> 4) + 1, code_f16(p) * 0.125f};
+    return {q, 2 * (p[74 + g] & 0x0f) + 1, 2 * (p[74 + g] >> 4) + 1, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ3_XXS) {
     const uint8_t* p = row + blk * 98;
     const uint32_t aux = code_u32(p + 66 + 4 * g);
     const int32_t m = int32_t(2 * (aux >> 28) + 1);
-    return {apply_signs(iq3xxs_entries(p + 2 + 8 * g), even_parity_signs(aux)), m, m, code_f16(p) * 0.25f};
+    return {apply_signs(iq3xxs_entries(p + 2 + 8 * g), even_parity_signs(aux)), m, m, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ3_S) {
     const uint8_t* p = row + blk * 110;
     const int32_t m = 1 + 2 * ((p[106 + g / 2] >> (4 * (g % 2))) & 0x0f);
-    return {apply_signs(iq3s_entries(p + 2 + 8 * g, p[66 + g]), code_u32(p + 74 + 4 * g)), m, m, code_f16(p)};
+    return {apply_signs(iq3s_entries(p + 2 + 8 * g, p[66 + g]), code_u32(p + 74 + 4 * g)), m, m, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ1_S) {
     const uint8_t* p = row + blk * 50;
     const uint8_t* lo = p + 2 + 4 * g;
@@ -159,7 +192,7 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     const __m256i grid = grid64(ref::kIq1sGrid, lo[0] | (qh & 7) << 8, lo[1] | (qh >> 3 & 7) << 8, lo[2] | (qh >> 6 & 7) << 8,
                                 lo[3] | (qh >> 9 & 7) << 8);
     const int32_t m = 2 * ((qh >> 12) & 7) + 1;
-    return {eight_times_plus(grid, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1)), m, m, code_f16(p) * 0.125f};
+    return {eight_times_plus(grid, _mm256_set1_epi8(qh & 0x8000 ? -1 : 1)), m, m, code_scale<T>(p)};
   } else if constexpr (T == DType::IQ1_M) {
     const uint8_t* p = row + blk * 56;
     const uint8_t* lo = p + 4 * g;
@@ -170,9 +203,8 @@ inline CodeGroup code_group(const uint8_t* row, int64_t b) {
     uint16_t sc16[4];
     __builtin_memcpy(sc16, p + 48, 8);
     const uint32_t sc[4] = {sc16[0], sc16[1], sc16[2], sc16[3]};
-    const float d = _cvtsh_ss(uint16_t((sc[0] >> 12) | ((sc[1] >> 8) & 0x00f0) | ((sc[2] >> 4) & 0x0f00) | (sc[3] & 0xf000)));
     const int32_t m0 = 2 * ((sc[g / 2] >> (6 * (g % 2))) & 7) + 1, m1 = 2 * ((sc[g / 2] >> (6 * (g % 2) + 3)) & 7) + 1;
-    return {eight_times_plus(grid, _mm256_set_epi64x(delta(k3), delta(k2), delta(k1), delta(k0))), m0, m1, d * 0.125f};
+    return {eight_times_plus(grid, _mm256_set_epi64x(delta(k3), delta(k2), delta(k1), delta(k0))), m0, m1, code_scale<T>(p)};
   } else {  // TQ1_0 (base-3 digits): the scalar decoder
     alignas(32) int8_t q[32];
     int32_t m[2];

@@ -100,7 +100,7 @@ void build_tile(const QuantDotTask& task, int64_t r0, GroupOperands* groups, flo
     for (int64_t n = 0; n < kRows; ++n) {
       const uint8_t* blk = task.w + (r0 + n) * task.row_bytes + b * super_bytes;
       if constexpr (int8_group_type(T)) {
-        d[b * kRows + n] = code_group<T>(blk, 0).d;
+        d[b * kRows + n] = code_scale<T>(blk);
         dmin[b * kRows + n] = 0.0f;
       } else {
         d[b * kRows + n] = half_at(blk + (q6 ? 208 : 0));

@@ -259,6 +259,15 @@ inline __m256i sum_each(const __m256i* v) {
 }
 
 
+// A super-block's eight exact group integers (lane g) fused into one row's f32 chain in group
+// order, acc = fma(float(I_g), d * a[g].d, acc): the last step of every group-form kernel.
+inline float fuse_groups(__m256i ints, float d, const ActBlock* a, float acc) {
+  alignas(32) float exact[8];  // float of an integer below 2^24: exact
+  _mm256_store_ps(exact, _mm256_cvtepi32_ps(ints));
+  for (int g = 0; g < 8; ++g) acc = std::fma(exact[g], d * a[g].d, acc);
+  return acc;
+}
+
 // Q4_K / Q5_K in the arithmetic of quant_dot_scalar.cc: per group the exact integers sc * Σ q·a and
 // m * Σ a, fused into each (row, token)'s two f32 chains. The eight groups' dot lanes are reduced together.
 template <DType T, int NR, int NT>
@@ -336,11 +345,7 @@ inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     }
     for (int j = 0; j < NT; ++j) {
       const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
-      for (int i = 0; i < NR; ++i) {
-        alignas(32) float exact[8];  // float of an integer below 2^24: exact
-        _mm256_store_ps(exact, _mm256_cvtepi32_ps(sum_each(group_sums[i][j])));
-        for (int g = 0; g < 8; ++g) acc[i][j] = std::fma(exact[g], d[i] * a[g].d, acc[i][j]);
-      }
+      for (int i = 0; i < NR; ++i) acc[i][j] = fuse_groups(sum_each(group_sums[i][j]), d[i], a, acc[i][j]);
     }
   }
   for (int j = 0; j < NT; ++j)
@@ -350,22 +355,6 @@ inline void q6k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
 // The int8 group types (int8_group.h: Q3_K, TQ1_0, the codebook i-quants) in the arithmetic of
 // quant_dot_scalar.cc: per group the exact integer I = m0 * Σ_lo q·a + m1 * Σ_hi q·a, fused into each
 // (row, token)'s f32 chain in group order. A super-block's eight groups are reduced together.
-template <DType T>
-constexpr int64_t code_super_bytes() {
-  switch (T) {
-    case DType::IQ2_XXS: return 66;
-    case DType::IQ2_XS: return 74;
-    case DType::IQ2_S: return 82;
-    case DType::IQ3_XXS: return 98;
-    case DType::IQ1_S: return 50;
-    case DType::IQ4_XS: return 136;
-    case DType::TQ2_0: return 66;
-    case DType::IQ1_M: return 56;
-    case DType::TQ1_0: return 54;
-    default: return 110;  // Q3_K, IQ3_S
-  }
-}
-
 template <DType T, int NR, int NT>
 inline void code_tile(const QuantDotTask& task, int64_t r, int64_t t) {
   constexpr int64_t kSuperBytes = code_super_bytes<T>();
@@ -394,11 +383,7 @@ inline void code_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     }
     for (int j = 0; j < NT; ++j) {
       const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
-      for (int i = 0; i < NR; ++i) {
-        alignas(32) float exact[8];  // float of an integer below 2^24: exact
-        _mm256_store_ps(exact, _mm256_cvtepi32_ps(sum_each(group_sums[i][j])));
-        for (int g = 0; g < 8; ++g) acc[i][j] = std::fma(exact[g], d[i] * a[g].d, acc[i][j]);
-      }
+      for (int i = 0; i < NR; ++i) acc[i][j] = fuse_groups(sum_each(group_sums[i][j]), d[i], a, acc[i][j]);
     }
   }
   for (int j = 0; j < NT; ++j)
@@ -449,12 +434,8 @@ inline void q2k_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     for (int j = 0; j < NT; ++j) {
       const ActBlock* a = task.acts + (t + j) * task.n_blocks + b * 8;
       for (int i = 0; i < NR; ++i) {
-        alignas(32) float exact[8];  // float of an integer below 2^24: exact
-        _mm256_store_ps(exact, _mm256_cvtepi32_ps(sum_each(group_sums[i][j])));
-        for (int g = 0; g < 8; ++g) {
-          acc[i][j] = std::fma(exact[g], d[i] * a[g].d, acc[i][j]);
-          acc_min[i][j] = std::fma(-float(mins[i][j][g]), dmin[i] * a[g].d, acc_min[i][j]);
-        }
+        acc[i][j] = fuse_groups(sum_each(group_sums[i][j]), d[i], a, acc[i][j]);
+        for (int g = 0; g < 8; ++g) acc_min[i][j] = std::fma(-float(mins[i][j][g]), dmin[i] * a[g].d, acc_min[i][j]);
       }
     }
   }
@@ -584,16 +565,6 @@ inline __m256i fast_group(const uint8_t* row, int64_t b, const int8_t* aq, int32
   }
 }
 
-// The super-block's D of the kFastDecode types.
-template <DType T>
-inline float fast_super_scale(const uint8_t* row, int64_t blk) {
-  if constexpr (T == DType::TQ2_0) return code_f16(row + blk * 66 + 64);
-  const float d = code_f16(row + blk * code_super_bytes<T>());
-  if constexpr (T == DType::IQ2_XXS || T == DType::IQ1_S) return d * 0.125f;
-  if constexpr (T == DType::IQ3_XXS) return d * 0.25f;
-  return d;  // IQ3_S
-}
-
 template <DType T, int NR>
 inline void code_decode_tile(const QuantDotTask& task, int64_t r, int64_t t) {
   constexpr int64_t kSuperBytes = code_super_bytes<T>();
@@ -607,7 +578,7 @@ inline void code_decode_tile(const QuantDotTask& task, int64_t r, int64_t t) {
     for (int i = 0; i < NR; ++i) {
       row[i] = task.w + (r + i) * task.row_bytes;
       prefetch_ahead<1>(row[i] + b * kSuperBytes, kSuperBytes);
-      d[i] = fast_super_scale<T>(row[i], b);
+      d[i] = code_scale<T>(row[i] + b * kSuperBytes);
     }
 #pragma GCC unroll 8
     for (int g = 0; g < 8; ++g) {
@@ -622,9 +593,7 @@ inline void code_decode_tile(const QuantDotTask& task, int64_t r, int64_t t) {
       __m256i x = sum_each(lanes[i]);
       if constexpr (T == DType::IQ1_S) x = _mm256_slli_epi32(x, 3);
       x = _mm256_add_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(cs[i])));
-      alignas(32) float exact[8];  // float of an integer below 2^24: exact
-      _mm256_store_ps(exact, _mm256_cvtepi32_ps(_mm256_mullo_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(m[i])))));
-      for (int g = 0; g < 8; ++g) acc[i] = std::fma(exact[g], d[i] * acts[b * 8 + g].d, acc[i]);
+      acc[i] = fuse_groups(_mm256_mullo_epi32(x, _mm256_load_si256(reinterpret_cast<const __m256i*>(m[i]))), d[i], acts + b * 8, acc[i]);
     }
   }
   for (int i = 0; i < NR; ++i) task.y[t * task.y_stride + r + i] = acc[i];
