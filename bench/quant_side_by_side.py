@@ -21,6 +21,8 @@ import statistics
 import subprocess
 import sys
 
+from decode_side_by_side import read_bandwidth
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HOME = os.environ.get("RIDGE_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "ridge")
 ENGINES = ("ridge", "llama.cpp", "ik_llama.cpp")
@@ -55,12 +57,6 @@ def best_llama_bench(binary, model, threads, n_prompt, n_gen, settings):
             elif row.get("n_gen", 0) > 0 and row.get("n_prompt", 0) == 0:
                 tg = max(tg, row["avg_ts"])
     return pp, tg
-
-
-def read_bandwidth(ridge, threads):
-    out = subprocess.run([ridge, "probe", "-t", str(threads), "-r", "3", "--json", "--no-save"], check=True,
-                         capture_output=True, text=True)
-    return json.loads(out.stdout)["read_bandwidth_gbs"][str(threads)]
 
 
 def cpu_name():
