@@ -5,7 +5,6 @@
 
 #include "core/error.h"
 #include "core/fp16.h"
-#include "kernels/cpu/int8_group.h"
 #include "kernels/cpu/packed_layout.h"
 #include "kernels/ref/dequant.h"
 
@@ -17,10 +16,6 @@ bool bf16_gemm_supported(DType type, bool packed) {
   // F32 and F16: their matrices (routers, small heads) are stored wide to stay precise.
   if (type == DType::F32 || type == DType::F16) return false;
   if (type == DType::F8_E4M3) return false;  // its group scales live outside the rows this path dequantizes
-  // The int8 group types (Q3_K, TQ1_0, the codebook i-quants) have a many-token int8 kernel that
-  // decodes each weight group once per 128 tokens; here every call would dequantize the whole
-  // matrix a row at a time.
-  if (int8_group_type(type)) return false;
   return ref::can_dequantize(type) && 1024 % dtype_info(type).block_size == 0;
 }
 

@@ -64,11 +64,15 @@ bool f32_activations() {
   return on;
 }
 
-// Which kernel reads a job's weights; a prefill input's (MatmulInput::prefill) where AMX BF16 takes them.
+// Which kernel reads a job's weights; a prefill input's (MatmulInput::prefill) where AMX BF16 takes
+// them, except the int8 group types (Q3_K, IQ4_XS, the ternary types, the codebook i-quants): their
+// many-token int8 kernel decodes each weight group once per 128 tokens, where the BF16 path would
+// dequantize the whole matrix a row at a time on every call.
 enum class Path { Packed, Quant, Bf16, Float, Dequantized, Bf16Tiles };
 Path path_of(const MatmulJob& job, Isa isa, const MatmulInput& input) {
   if (f32_activations()) return Path::Dequantized;
-  if (input.prefill && isa == Isa::Avx512Vnni && amx_bf16_usable() && bf16_gemm_supported(job.w.type, job.w.packed))
+  if (input.prefill && isa == Isa::Avx512Vnni && amx_bf16_usable() && !int8_group_type(job.w.type) &&
+      bf16_gemm_supported(job.w.type, job.w.packed))
     return Path::Bf16Tiles;
   if (job.w.packed) return Path::Packed;
   if (quant_dot_supported(job.w.type)) return Path::Quant;
