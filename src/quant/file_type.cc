@@ -32,7 +32,7 @@ const std::vector<FileTypeInfo>& file_types() {
       {FileType::IQ3_XS, "IQ3_XS", DType::IQ3_S, "IQ3_S, attn_q/k and the middle layers' ffn_gate/up IQ3_XXS"},
       {FileType::IQ3_XXS, "IQ3_XXS", DType::IQ3_XXS, "3.06 bits per weight, a 256-entry grid of 4-vectors (needs --imatrix)"},
       {FileType::Q2_K, "Q2_K", DType::Q2_K, "Q2_K, attn_v and ffn_down Q3_K/Q4_K"},
-      {FileType::Q2_K_S, "Q2_K_S", DType::Q2_K, "Q2_K, a few first-layer tensors Q4_K"},
+      {FileType::Q2_K_S, "Q2_K_S", DType::Q2_K, "Q2_K, a few first-layer tensors Q4_K (needs --imatrix)"},
       {FileType::IQ2_M, "IQ2_M", DType::IQ2_S, "IQ2_S, attn_v, attn_output and the first ffn_down IQ3_S (needs --imatrix)"},
       {FileType::IQ2_S, "IQ2_S", DType::IQ2_XS, "IQ2_XS, attn_v, attn_output and the first ffn_down IQ3_S (needs --imatrix)"},
       {FileType::IQ2_XS, "IQ2_XS", DType::IQ2_XS, "2.31 bits per weight, a 512-entry grid of 8-vectors (needs --imatrix)"},
