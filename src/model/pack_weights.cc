@@ -31,9 +31,9 @@ void recode(WeightRef& ref, PackedWeights& out) {
 // Q5_0 has no packed kernel: always Q8_0. Q4_K has its own (packed_q4k.h), which reads the file's
 // bytes; only the AMX tiles (packed_dot_amx.cc) lack one, so there Q4_1 (11% more bytes per decode
 // token) buys the prefill's matrix engine.
-bool recodable(const WeightRef& ref) {
+bool recodable(const WeightRef& ref, cpu::Isa isa) {
   const DType to = ref::recoded_type(ref.type);
-  if (ref.type == DType::Q4_K && !cpu::amx_usable()) return false;
+  if (ref.type == DType::Q4_K && !(isa == cpu::Isa::Avx512Vnni && cpu::amx_usable())) return false;
   return to != ref.type && ref.cols % dtype_info(ref.type).block_size == 0;
 }
 
@@ -42,7 +42,10 @@ bool recodable(const WeightRef& ref) {
 PackedWeights pack_weights_for_cpu(ModelWeights& w) {
   PackedWeights out;
   const char* env = std::getenv("RIDGE_PACK");
-  if ((env && std::strcmp(env, "0") == 0) || cpu::active_isa() != cpu::Isa::Avx512Vnni) return out;
+  // AVX-512 reads every packable type packed, AVX2 and AVX-VNNI all but FP4 (packed_dot_256.h).
+  const cpu::Isa isa = cpu::active_isa();
+  if ((env && std::strcmp(env, "0") == 0) || isa == cpu::Isa::Scalar) return out;
+  const auto packs = [isa](DType type) { return isa == cpu::Isa::Avx512Vnni ? cpu::packable(type) : cpu::packable_256(type); };
   std::map<const void*, WeightRef> done;  // a tied output matrix is the embedding: pack it once
   auto pack = [&](WeightRef& ref) {
     if (!ref.present()) return;
@@ -51,8 +54,8 @@ PackedWeights pack_weights_for_cpu(ModelWeights& w) {
       return;
     }
     const void* original = ref.data;
-    if (recodable(ref)) recode(ref, out);
-    if (!cpu::packable(ref.type) || ref.cols % cpu::kActBlock != 0) return;
+    if (recodable(ref, isa)) recode(ref, out);
+    if (!packs(ref.type) || ref.cols % cpu::kActBlock != 0) return;
     cpu::pack_rows(ref.type, const_cast<void*>(ref.data), ref.rows, ref.cols);
     ref.packed = true;
     ++out.packed;

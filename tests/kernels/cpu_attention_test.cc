@@ -181,7 +181,13 @@ namespace {
 // (the causal diagonal and window starts inside the tile); and a token's partial in a block is the
 // one it gets alone.
 TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOneForBlocksOfTokens) {
-  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
+  using TileFn = void (*)(const ref::AttentionArgs&, const AttentionQueries&, int64_t, const KvLayerView&,
+                          std::span<const BlockId>, float*, float*, int64_t);
+  std::vector<std::pair<const char*, TileFn>> kernels;
+  if (isa_supported(Isa::Avx2)) kernels.push_back({"avx2", attention_tile_f16_avx2});
+  if (isa_supported(Isa::Avx512Vnni)) kernels.push_back({"avx512", attention_tile_f16_avx512});
+  if (kernels.empty()) GTEST_SKIP() << "no AVX2 on this CPU";
+  for (const auto& [kernel_name, kernel] : kernels) {
   std::mt19937 rng(11);
   std::normal_distribution<float> normal(0.0f, 1.5f);
   for (int dim : {16, 32, 64, 128, 256}) {
@@ -222,11 +228,11 @@ TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOneForBlocksOfTokens) {
                 const size_t used = size_t(attention_partial_floats(args, n_heads));
                 std::fill(wide.begin(), wide.end(), 7.0f);
                 std::fill(scalar.begin(), scalar.end(), 7.0f);
-                attention_tile_f16_avx512(args, queries, tile, store.layer(0), table, scratch.data(), wide.data(), stride);
+                kernel(args, queries, tile, store.layer(0), table, scratch.data(), wide.data(), stride);
                 attention_tile_f16_scalar(args, queries, tile, store.layer(0), table, scratch.data(), scalar.data(),
                                           stride);
                 for (int i = 0; i < n_tokens; ++i) {
-                  const std::string at = "dim " + std::to_string(dim) + " kv head " + std::to_string(kv_head) +
+                  const std::string at = std::string(kernel_name) + " dim " + std::to_string(dim) + " kv head " + std::to_string(kv_head) +
                                          " last " + std::to_string(last) + " window " + std::to_string(window) +
                                          " tokens " + std::to_string(n_tokens) + " token " + std::to_string(i) +
                                          " heads " + std::to_string(n_heads) + " tile " + std::to_string(tile);
@@ -239,6 +245,7 @@ TEST(CpuAttention, WideF16TileIsBitIdenticalToTheScalarOneForBlocksOfTokens) {
                 }
               }
             }
+  }
   }
 }
 
@@ -261,9 +268,13 @@ TEST(CpuAttention, ExpNonpositiveIsAccurateAndTheVectorOneHasItsBits) {
   }
   EXPECT_EQ(exp_nonpositive(0.0f), 1.0f);
   EXPECT_EQ(exp_nonpositive(-0.0f), 1.0f);
-  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   x.push_back(NAN);
   std::vector<float> wide(x.size());
+  if (isa_supported(Isa::Avx2)) {
+    exp_nonpositive_avx2(x.data(), int64_t(x.size()), wide.data());
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(std::bit_cast<uint32_t>(wide[i]), std::bit_cast<uint32_t>(exp_nonpositive(x[i]))) << "avx2 " << x[i];
+  }
+  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 VNNI on this CPU";
   exp_nonpositive_avx512(x.data(), int64_t(x.size()), wide.data());
   for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(std::bit_cast<uint32_t>(wide[i]), std::bit_cast<uint32_t>(exp_nonpositive(x[i]))) << x[i];
 }

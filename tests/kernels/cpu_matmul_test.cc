@@ -352,6 +352,8 @@ TEST(PackedLayout, EveryKernelMatchesTheReferenceBitForBit) {
 
       using Kernel = void (*)(const PackedDotTask&);
       std::vector<std::pair<const char*, Kernel>> kernels;
+      if (isa_supported(Isa::Avx2)) kernels.push_back({"avx2", packed_dot_avx2});
+      if (isa_supported(Isa::AvxVnni)) kernels.push_back({"avxvnni", packed_dot_avxvnni});
       if (isa_supported(Isa::Avx512Vnni)) kernels.push_back({"vnni", packed_dot_avx512vnni});
       if (isa_supported(Isa::Avx512Vnni) && amx_usable()) kernels.push_back({"amx", packed_dot_amx});
       for (const auto& [name, kernel] : kernels) {
@@ -381,9 +383,7 @@ TEST(PackedLayout, EveryKernelMatchesTheReferenceBitForBit) {
       // Through matmul: every ISA gives the reference's bits; the unpacked kernels agree up to rounding.
       ThreadPool pool(2);
       MatmulScratch scratch;
-      std::vector<Isa> isas{Isa::Scalar};
-      if (isa_supported(Isa::Avx512Vnni)) isas.push_back(Isa::Avx512Vnni);
-      for (Isa isa : isas) {
+      for (Isa isa : supported_isas()) {
         std::vector<float> fast(expected.size()), plain(expected.size());
         const MatmulJob fast_job{{type, packed.data(), rows, cols, true}, fast.data()};
         matmul(std::span(&fast_job, 1), x.data(), n_tokens, pool, scratch, isa);
@@ -433,6 +433,8 @@ TEST_P(PackedKQuant, GivesTheBitsOfTheUnpackedKernels) {
     const PackedDotTask all{type, packed.data(), rows, n_blocks, 0, rows, acts.data(), n_tokens, nullptr, rows};
     using Kernel = void (*)(const PackedDotTask&);
     std::vector<std::pair<const char*, Kernel>> kernels{{"scalar", packed_dot_scalar}};
+    if (isa_supported(Isa::Avx2)) kernels.push_back({"avx2", packed_dot_avx2});
+    if (isa_supported(Isa::AvxVnni)) kernels.push_back({"avxvnni", packed_dot_avxvnni});
     if (isa_supported(Isa::Avx512Vnni)) kernels.push_back({"vnni", packed_dot_avx512vnni});
     if (isa_supported(Isa::Avx512Vnni) && amx_usable()) kernels.push_back({"amx", packed_dot_amx});
     for (const auto& [name, kernel] : kernels) {

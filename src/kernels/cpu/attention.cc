@@ -142,9 +142,13 @@ void tile_f16_scalar(const ref::AttentionArgs& args, const AttentionQueries& que
   }
 }
 
-bool wide_f16(const ref::AttentionArgs& args, const KvLayerView& kv) {
-  static const bool wide = active_isa() == Isa::Avx512Vnni;
-  return kv.dtype == KvDtype::F16 && wide && attention_tile_f16_avx512_fits(args, kv);
+// The vector tile for an f16 cache where the CPU has one (AVX-512, else AVX2), else null.
+using TileF16Fn = void (*)(const ref::AttentionArgs&, const AttentionQueries&, int64_t, const KvLayerView&,
+                           std::span<const BlockId>, float*, float*, int64_t);
+TileF16Fn wide_f16(const ref::AttentionArgs& args, const KvLayerView& kv) {
+  static const Isa isa = active_isa();
+  if (kv.dtype != KvDtype::F16 || isa == Isa::Scalar || !attention_tile_f16_simd_fits(args, kv)) return nullptr;
+  return isa == Isa::Avx512Vnni ? attention_tile_f16_avx512 : attention_tile_f16_avx2;
 }
 
 }  // namespace
@@ -164,8 +168,7 @@ void attention_tile_queries(const ref::AttentionArgs& args, const AttentionQueri
                             int64_t partial_stride) {
   if (queries.n_tokens < 1 || queries.n_tokens > kAttentionQueryBlock)
     fail("attention: {} tokens in one call (1..{})", queries.n_tokens, kAttentionQueryBlock);
-  if (wide_f16(args, kv))
-    return attention_tile_f16_avx512(args, queries, tile, kv, table, scratch, partials, partial_stride);
+  if (const TileF16Fn wide = wide_f16(args, kv)) return wide(args, queries, tile, kv, table, scratch, partials, partial_stride);
   if (kv.dtype == KvDtype::F16)
     return tile_f16_scalar(args, queries, tile, kv, table, scratch, partials, partial_stride);
   for (int64_t i = 0; i < queries.n_tokens; ++i)
@@ -179,7 +182,7 @@ void attention_tile(const ref::AttentionArgs& args, const AttentionQuery& query,
                     std::span<const BlockId> table, float* scratch, float* partial) {
   if (kv.dtype == KvDtype::F16) {
     const AttentionQueries one{query.q, 0, query.first_head, query.n_heads, &query.position, &query.first_position, 1};
-    if (wide_f16(args, kv)) return attention_tile_f16_avx512(args, one, tile, kv, table, scratch, partial, 0);
+    if (const TileF16Fn wide = wide_f16(args, kv)) return wide(args, one, tile, kv, table, scratch, partial, 0);
     return tile_f16_scalar(args, one, tile, kv, table, scratch, partial, 0);
   }
   switch (kv.dtype) {

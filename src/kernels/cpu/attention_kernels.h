@@ -35,8 +35,17 @@ void attention_tile_f16_scalar(const ref::AttentionArgs& args, const AttentionQu
 // y = exp_nonpositive(x) sixteen lanes at a time (tests compare it to the scalar function).
 void exp_nonpositive_avx512(const float* x, int64_t n, float* y);
 
-// F16 cache, block_size a multiple of 16, head_dim 16, 32, 64, 128 or 256: the scalar kernel's bits.
-bool attention_tile_f16_avx512_fits(const ref::AttentionArgs& args, const KvLayerView& kv);
+// F16 cache, block_size a multiple of 16, head_dim 16, 32, 64, 128 or 256: the scalar kernel's bits
+// (attention_tile_simd.h, on AVX-512 and on AVX2).
+inline bool attention_tile_f16_simd_fits(const ref::AttentionArgs& args, const KvLayerView& kv) {
+  const int64_t d = args.head_dim;
+  return kv.block_size % 16 == 0 && (d == 16 || d == 32 || d == 64 || d == 128 || d == 256);
+}
+void attention_tile_f16_avx2(const ref::AttentionArgs& args, const AttentionQueries& queries, int64_t tile,
+                             const KvLayerView& kv, std::span<const BlockId> table, float* scratch, float* partials,
+                             int64_t partial_stride);
+// y = exp_nonpositive(x) eight lanes at a time.
+void exp_nonpositive_avx2(const float* x, int64_t n, float* y);
 void attention_tile_f16_avx512(const ref::AttentionArgs& args, const AttentionQueries& queries, int64_t tile,
                                const KvLayerView& kv, std::span<const BlockId> table, float* scratch, float* partials,
                                int64_t partial_stride);

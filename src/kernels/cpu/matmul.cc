@@ -43,6 +43,8 @@ bool uses_amx(Isa isa, DType type, int64_t n_tokens) {
          n_tokens >= kAmxMinTokens && amx_usable();
 }
 PackedDotFn packed_dot_for(Isa isa, DType type, int64_t n_tokens) {
+  if (isa == Isa::AvxVnni) return packed_dot_avxvnni;
+  if (isa == Isa::Avx2) return packed_dot_avx2;
   if (isa != Isa::Avx512Vnni) return packed_dot_scalar;
   return uses_amx(isa, type, n_tokens) ? packed_dot_amx : packed_dot_avx512vnni;
 }

@@ -29,6 +29,9 @@ namespace ridge::cpu {
 inline constexpr int64_t kTileRows = 16;
 
 bool packable(DType type);  // Q4_0, Q4_1, Q8_0, the K-quants Q4_K, Q5_K, Q6_K, MXFP4, NVFP4 (packed_fp4.h)
+// The types the 256-bit packed kernels read (packed_dot_256.h): all but FP4, which on AVX2 and
+// AVX-VNNI CPUs stays in its GGUF rows for the unpacked kernels.
+inline bool packable_256(DType type) { return packable(type) && type != DType::MXFP4 && type != DType::NVFP4; }
 
 // Byte sizes of one block of a packable type: its scale (+ minimum) header, all of it, and one
 // block of a full tile of sixteen rows.
@@ -87,6 +90,10 @@ struct PackedDotTask {
 // The naive reference of the arithmetic above (tests; other CPUs reading a packed matrix).
 void packed_dot_scalar(const PackedDotTask& task);
 void packed_dot_avx512vnni(const PackedDotTask& task);
+// Eight rows per 256-bit register, a full tile as two halves (packed_dot_256.h); bit-identical to
+// the reference. AVX2 (vpmaddubsw) and AVX-VNNI (vpdpbusd) CPUs.
+void packed_dot_avx2(const PackedDotTask& task);
+void packed_dot_avxvnni(const PackedDotTask& task);
 // AMX tiles (every token, in tiles of 16; a partial last tile of rows goes to the VNNI kernel).
 // Bit-identical to both.
 void packed_dot_amx(const PackedDotTask& task);
