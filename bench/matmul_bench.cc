@@ -50,11 +50,13 @@ void cpu_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, fl
   cpu_matmul_as(w, x, n_tokens, y, false);
 }
 
-// The same kernels on the packed layout the loader makes on AVX-512 VNNI machines (a packed copy
-// of the matrix is made once; types without a packed layout run as "cpu").
+// The same kernels on the packed layout the loader makes (a packed copy of the matrix is made once;
+// types without a packed layout on this ISA run as "cpu").
 void packed_matmul_as(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y, bool prefill) {
   static std::map<const void*, std::vector<uint8_t>> copies;
-  if (!cpu::packable(w.type) || cpu::active_isa() != cpu::Isa::Avx512Vnni) return cpu_matmul_as(w, x, n_tokens, y, prefill);
+  const cpu::Isa isa = cpu::active_isa();
+  const bool packs = isa == cpu::Isa::Avx512Vnni ? cpu::packable(w.type) : isa != cpu::Isa::Scalar && cpu::packable_256(w.type);
+  if (!packs) return cpu_matmul_as(w, x, n_tokens, y, prefill);
   auto& copy = copies[w.data];
   if (copy.empty()) {
     const auto* bytes = static_cast<const uint8_t*>(w.data);

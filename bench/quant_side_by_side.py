@@ -13,6 +13,10 @@ Bandwidth is `ridge probe`'s read bandwidth at these threads, measured at the st
 token's bytes are ridge's count (weights + KV), used for every engine.
 
     python3 bench/quant_side_by_side.py -m FILE [-m FILE ...] [-p 512] [-n 64] [-t 2] [-r 2] [--json]
+
+--isa avx2 (or avxvnni) runs the class of CPU below this one: ridge with RIDGE_ISA set, the anchors'
+builds limited to that ISA (tools/build_llama_cpp.sh 2 avx2, tools/build_ik_llama_cpp.sh 2 avx2).
+Figures of a real AVX2-only CPU are the ones that count; these show the code paths on this machine.
 """
 import argparse
 import json
@@ -30,7 +34,7 @@ ENGINES = ("ridge", "llama.cpp", "ik_llama.cpp")
 
 def run_ridge(ridge, model, threads, n_prompt, n_gen):
     out = subprocess.run([ridge, "bench", "run", "-m", model, "-t", str(threads), "-p", str(n_prompt), "-n", str(n_gen),
-                          "-r", "1", "--json"], check=True, capture_output=True, text=True)
+                          "-r", "1", "--json"], check=True, capture_output=True, text=True, env=os.environ)
     pp = tg = 0.0
     per_token = 0
     for r in json.loads(out.stdout)["results"]:
@@ -77,8 +81,9 @@ def stats(values):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ridge", default=os.path.join(ROOT, "build", "ridge"))
-    ap.add_argument("--llama-bench", default=os.path.join(HOME, "llama.cpp", "build-avx512", "bin", "llama-bench"))
-    ap.add_argument("--ik-bench", default=os.path.join(HOME, "ik_llama.cpp", "build-native", "bin", "llama-bench"))
+    ap.add_argument("--isa", choices=["avx2", "avxvnni"], help="run every engine as that class of CPU (see above)")
+    ap.add_argument("--llama-bench")
+    ap.add_argument("--ik-bench")
     ap.add_argument("-m", "--model", action="append", required=True)
     ap.add_argument("-t", "--threads", type=int, default=2)
     ap.add_argument("-p", "--n-prompt", type=int, default=512)
@@ -88,6 +93,10 @@ def main():
     ap.add_argument("--no-ik", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
+    if a.isa:
+        os.environ["RIDGE_ISA"] = a.isa  # ridge bench and ridge probe inherit it
+    a.llama_bench = a.llama_bench or os.path.join(HOME, "llama.cpp", f"build-{a.isa or 'avx512'}", "bin", "llama-bench")
+    a.ik_bench = a.ik_bench or os.path.join(HOME, "ik_llama.cpp", f"build-{a.isa or 'native'}", "bin", "llama-bench")
     engines = ["ridge"]
     if not a.no_llama and os.path.exists(a.llama_bench):
         engines.append("llama.cpp")
@@ -121,7 +130,7 @@ def main():
     bandwidth.append(read_bandwidth(a.ridge, a.threads))
     bw = statistics.mean(bandwidth)
 
-    result = {"cpu": cpu_name(), "threads": a.threads, "rounds": a.rounds, "n_prompt": a.n_prompt, "n_gen": a.n_gen,
+    result = {"cpu": cpu_name(), "isa": a.isa or "native", "threads": a.threads, "rounds": a.rounds, "n_prompt": a.n_prompt, "n_gen": a.n_gen,
               "read_bandwidth_gbs": bandwidth, "engines": engines, "models": {}}
     for m in a.model:
         row = {"bytes_per_token": runs[m]["bytes"]}
@@ -134,7 +143,7 @@ def main():
         print(json.dumps(result, indent=2))
         return
 
-    print(f"\n{result['cpu']}, {a.threads} threads, {a.rounds} rounds; read bandwidth (ridge probe, start / end): "
+    print(f"\n{result['cpu']} ({'as ' + a.isa if a.isa else 'every ISA it has'}), {a.threads} threads, {a.rounds} rounds; read bandwidth (ridge probe, start / end): "
           + " / ".join(f"{b:.1f}" for b in bandwidth) + " GB/s")
     anchors = engines[1:]
     head = "| file | test | " + " | ".join(engines) + " | " + " | ".join(f"ridge / {e}" for e in anchors) + " | ridge % bw |"

@@ -298,10 +298,10 @@ TEST(ThreadPoolTest, RunsEveryThreadOncePerRun) {
 namespace ridge::cpu {
 namespace {
 
-// The AVX-512 activation quantizer gives the scalar one's bits: ordinary values, all-zero blocks,
+// The AVX2 and AVX-512 activation quantizers give the scalar one's bits: ordinary values, all-zero blocks,
 // values that land exactly on a rounding tie (x * 127 / amax = k + 0.5), and large magnitudes.
 TEST(ActQuant, WideQuantizerMatchesTheScalarOneBitForBit) {
-  if (!isa_supported(Isa::Avx512Vnni)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  if (!isa_supported(Isa::Avx2)) GTEST_SKIP() << "no AVX2 on this CPU";
   auto x = random_input(32 * 200, 11);
   for (int i = 0; i < 32; ++i) x[size_t(32 + i)] = 0.0f;
   for (int i = 0; i < 32; ++i) x[size_t(64 + i)] = float(i % 8) * 0.5f - 1.75f + (i == 0 ? 127.0f - 1.75f : 0.0f);
@@ -310,12 +310,17 @@ TEST(ActQuant, WideQuantizerMatchesTheScalarOneBitForBit) {
   for (int i = 1; i < 32; ++i) x[size_t(128 + i)] = float(2 * i - 31);
   std::vector<ActBlock> a(200), b(200);
   quantize_activations_scalar(x.data(), int64_t(x.size()), a.data());
-  quantize_activations_avx512(x.data(), int64_t(x.size()), b.data());
-  for (size_t i = 0; i < a.size(); ++i) {
-    ASSERT_EQ(0, std::memcmp(a[i].q, b[i].q, 32)) << "block " << i;
-    ASSERT_EQ(a[i].d, b[i].d) << "block " << i;
-    ASSERT_EQ(a[i].s, b[i].s) << "block " << i;
-    ASSERT_EQ(a[i].sum, b[i].sum) << "block " << i;
+  using Quantizer = void (*)(const float*, int64_t, ActBlock*);
+  std::vector<std::pair<const char*, Quantizer>> wide{{"avx2", quantize_activations_avx2}};
+  if (isa_supported(Isa::Avx512Vnni)) wide.push_back({"avx512", quantize_activations_avx512});
+  for (const auto& [name, quantize] : wide) {
+    quantize(x.data(), int64_t(x.size()), b.data());
+    for (size_t i = 0; i < a.size(); ++i) {
+      ASSERT_EQ(0, std::memcmp(a[i].q, b[i].q, 32)) << name << " block " << i;
+      ASSERT_EQ(a[i].d, b[i].d) << name << " block " << i;
+      ASSERT_EQ(a[i].s, b[i].s) << name << " block " << i;
+      ASSERT_EQ(a[i].sum, b[i].sum) << name << " block " << i;
+    }
   }
 }
 

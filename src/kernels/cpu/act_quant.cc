@@ -26,8 +26,9 @@ void quantize_activations_scalar(const float* x, int64_t n, ActBlock* out) {
 }
 
 void quantize_activations(const float* x, int64_t n, ActBlock* out) {
-  static const bool wide = active_isa() == Isa::Avx512Vnni;
-  if (wide) return quantize_activations_avx512(x, n, out);
+  static const Isa isa = active_isa();
+  if (isa == Isa::Avx512Vnni) return quantize_activations_avx512(x, n, out);
+  if (isa != Isa::Scalar) return quantize_activations_avx2(x, n, out);
   quantize_activations_scalar(x, n, out);
 }
 

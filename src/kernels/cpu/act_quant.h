@@ -27,5 +27,6 @@ inline void half_sums(const ActBlock& a, int32_t& lo, int32_t& hi) {
 void quantize_activations(const float* x, int64_t n, ActBlock* out);  // the active ISA's
 void quantize_activations_scalar(const float* x, int64_t n, ActBlock* out);
 void quantize_activations_avx512(const float* x, int64_t n, ActBlock* out);  // AVX-512 F/BW CPUs only
+void quantize_activations_avx2(const float* x, int64_t n, ActBlock* out);    // AVX2 CPUs
 
 }  // namespace ridge::cpu

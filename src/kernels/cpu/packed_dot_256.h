@@ -9,7 +9,7 @@
 // sixteen rows stores each chunk as 64 bytes, rows 0-7 in the first 32 and rows 8-15 in the next,
 // so a 256-bit register holds four values of one block for eight rows, a dword-broadcast activation
 // dots all eight at once, and lane n ends a block with row n's exact integer sum. A tile is done as
-// two halves of eight rows; the one partial tile a matrix may end with goes to the scalar reference.
+// two halves of eight rows; the one partial tile a matrix may end with is repacked as a full one.
 // Every (row, token) follows the scalar reference's arithmetic bit for bit, whatever the batch.
 #include <immintrin.h>
 
@@ -284,34 +284,68 @@ void q6k_pass(const PackedDotTask& task, int64_t first, int h, int64_t t0, const
 
 // ---- the walk ----
 
-// pass<NT>(first, h, t0, prefetch) for NT in 1..kMaxPass, chosen at run time.
+// pass(task, nt, first, h, t0, prefetch) for NT in 1..kMaxPass, chosen at run time.
 template <class Pass, int... N>
-void pass_of(int nt, const Pass& pass, int64_t first, int h, int64_t t0, bool prefetch_tile, std::integer_sequence<int, N...>) {
-  ((nt == N + 1 ? pass(std::integral_constant<int, N + 1>{}, first, h, t0, prefetch_tile) : void()), ...);
+void pass_of(int nt, const Pass& pass, const PackedDotTask& task, int64_t first, int h, int64_t t0, bool prefetch_tile,
+             std::integer_sequence<int, N...>) {
+  ((nt == N + 1 ? pass(task, std::integral_constant<int, N + 1>{}, first, h, t0, prefetch_tile) : void()), ...);
+}
+
+// The matrix's last rows when they are not a whole tile (real models' dimensions are multiples of
+// sixteen): for three tokens or more, repacked once per call as a full tile of sixteen rows (zero
+// rows after them) that the same passes read, the results coming out of a buffer of sixteen per
+// token; for one or two, the scalar reference. The same arithmetic, so the same bits either way.
+struct PartialTile {
+  std::vector<uint8_t> rows;  // the padded tile
+  std::vector<float> y;       // (tokens, 16)
+  int64_t first = -1;
+};
+
+template <class Pass>
+void partial_tile(const PackedDotTask& task, const Pass& pass, PartialTile& part, int64_t first, int64_t lanes, int64_t t,
+                  int64_t nt) {
+  const int64_t cols = task.n_blocks * kActBlock, row_bytes = dtype_row_bytes(task.type, cols);
+  if (part.first != first) {
+    part.rows.assign(size_t(kTileRows * row_bytes), 0);
+    for (int64_t r = 0; r < lanes; ++r) unpack_row(task.type, task.w, task.rows, cols, first + r, part.rows.data() + r * row_bytes);
+    pack_rows(task.type, part.rows.data(), kTileRows, cols);
+    part.y.resize(size_t(task.n_tokens * kTileRows));
+    part.first = first;
+  }
+  PackedDotTask padded = task;
+  padded.w = part.rows.data();
+  padded.rows = kTileRows;
+  padded.y = part.y.data();
+  padded.y_stride = kTileRows;
+  for (int h = 0; h < 2; ++h) pass_of(int(nt), pass, padded, 0, h, t, false, std::make_integer_sequence<int, kMaxPass>{});
+  for (int64_t i = t; i < t + nt; ++i)
+    std::copy(part.y.data() + i * kTileRows, part.y.data() + i * kTileRows + lanes, task.y + i * task.y_stride + first);
 }
 
 template <class Pass>
 void walk(const PackedDotTask& task, const Pass& pass) {
+  thread_local PartialTile part;
+  part.first = -1;
   for_each_balanced_pass(task.row_begin, task.row_end, task.rows, task.n_tokens, kTokenChunk, kMaxPass,
                          [&](int64_t first, int64_t lanes, int64_t t, int64_t nt, bool first_pass) {
-                           if (lanes < kTileRows) {  // the matrix's last rows: the reference, for these tokens
-                             PackedDotTask part = task;
-                             part.row_begin = first;
-                             part.row_end = first + lanes;
-                             part.acts = task.acts + t * task.n_blocks;
-                             part.n_tokens = nt;
-                             part.y = task.y + t * task.y_stride;
-                             return packed_dot_scalar(part);
+                           if (lanes < kTileRows) {
+                             if (task.n_tokens > 2) return partial_tile(task, pass, part, first, lanes, t, nt);
+                             PackedDotTask rest = task;  // one or two tokens: cheaper than repacking
+                             rest.row_begin = first;
+                             rest.row_end = first + lanes;
+                             return packed_dot_scalar(rest);
                            }
                            for (int h = 0; h < 2; ++h)  // the first half's pass brings the whole tile in
-                             pass_of(int(nt), pass, first, h, t, first_pass && h == 0,
+                             pass_of(int(nt), pass, task, first, h, t, first_pass && h == 0,
                                      std::make_integer_sequence<int, kMaxPass>{});
                          });
 }
 
 template <DType T>
 void run_legacy(const PackedDotTask& task) {
-  walk(task, [&](auto nt, int64_t first, int h, int64_t t0, bool p) { legacy_pass<T, decltype(nt)::value>(task, first, h, t0, p); });
+  walk(task, [](const PackedDotTask& on, auto nt, int64_t first, int h, int64_t t0, bool p) {
+    legacy_pass<T, decltype(nt)::value>(on, first, h, t0, p);
+  });
 }
 
 template <bool Five>
@@ -319,8 +353,8 @@ void run_q4k(const PackedDotTask& task) {
   thread_local std::vector<float> sums;
   sums.resize(size_t(task.n_tokens * task.n_blocks));
   for (int64_t tb = 0; tb < task.n_tokens * task.n_blocks; ++tb) sums[size_t(tb)] = float(task.acts[tb].sum);
-  walk(task, [&](auto nt, int64_t first, int h, int64_t t0, bool p) {
-    q4k_pass<Five, decltype(nt)::value>(task, first, h, t0, sums.data(), p);
+  walk(task, [&](const PackedDotTask& on, auto nt, int64_t first, int h, int64_t t0, bool p) {
+    q4k_pass<Five, decltype(nt)::value>(on, first, h, t0, sums.data(), p);
   });
 }
 
@@ -333,8 +367,8 @@ inline void run_q6k(const PackedDotTask& task) {
     offsets[size_t(2 * tb)] = -32 * lo;
     offsets[size_t(2 * tb + 1)] = -32 * hi;
   }
-  walk(task, [&](auto nt, int64_t first, int h, int64_t t0, bool p) {
-    q6k_pass<decltype(nt)::value>(task, first, h, t0, offsets.data(), p);
+  walk(task, [&](const PackedDotTask& on, auto nt, int64_t first, int h, int64_t t0, bool p) {
+    q6k_pass<decltype(nt)::value>(on, first, h, t0, offsets.data(), p);
   });
 }
 

@@ -8,7 +8,6 @@
 
 namespace ridge::cpu {
 
-void swiglu_avx512(float* gate, const float* up, int64_t n);  // swiglu_avx512vnni.cc
 
 void swiglu_scalar(float* gate, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
@@ -20,9 +19,10 @@ void swiglu_scalar(float* gate, const float* up, int64_t n) {
 }
 
 void swiglu(float* gate, const float* up, int64_t n) {
-  static const bool wide = active_isa() == Isa::Avx512Vnni;
-  if (wide) return swiglu_avx512(gate, up, n);
-  // Without AVX-512 the library's expf is the faster scalar exponential (about 2x swiglu_scalar);
+  static const Isa isa = active_isa();
+  if (isa == Isa::Avx512Vnni) return swiglu_avx512(gate, up, n);
+  if (isa != Isa::Scalar) return swiglu_avx2(gate, up, n);
+  // Without vectors the library's expf is the faster scalar exponential (about 2x swiglu_scalar);
   // the fused prologue and the unfused FFN both come here, so they still agree.
   ref::swiglu(gate, up, n);
 }

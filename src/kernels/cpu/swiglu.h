@@ -7,10 +7,12 @@
 
 namespace ridge::cpu {
 
-// The AVX-512 kernel where the CPU has it, else ref::swiglu (std::exp: faster than the scalar form).
+// The AVX-512 or AVX2 kernel where the CPU has one, else ref::swiglu (std::exp: faster than the scalar form).
 void swiglu(float* gate, const float* up, int64_t n);
 
-// The scalar arithmetic every lane follows: the naive reference of the vector kernel.
+// The scalar arithmetic every lane follows: the naive reference of the vector kernels.
 void swiglu_scalar(float* gate, const float* up, int64_t n);
+void swiglu_avx2(float* gate, const float* up, int64_t n);    // AVX2 + FMA CPUs only
+void swiglu_avx512(float* gate, const float* up, int64_t n);  // AVX-512 CPUs only
 
 }  // namespace ridge::cpu
