@@ -125,26 +125,32 @@ struct LegacyBlock {
   }
 };
 
-// Tokens t0 .. t0 + NT - 1 against half h of the full tile at row `first`.
-template <DType T, int NT>
-void legacy_pass(const PackedDotTask& task, int64_t first, int h, int64_t t0, bool prefetch_tile) {
+// Tokens t0 .. t0 + NT - 1 against halves h0 .. h0 + H - 1 of the full tile at row `first`. With
+// both halves in one pass (decode), every cache line of the tile is used as it arrives; with one
+// (prompts), the decoded weights and NT accumulators fit the sixteen registers.
+template <DType T, int NT, int H>
+void legacy_pass(const PackedDotTask& task, int64_t first, int h0, int64_t t0, bool prefetch_tile) {
   const int64_t n_blocks = task.n_blocks;
   constexpr int64_t kBlockBytes = PackedGeometry<T>::tile_block_bytes;
   const uint8_t* tile = task.w + first * n_blocks * PackedGeometry<T>::block_bytes;
   const ActBlock* acts = task.acts + t0 * n_blocks;
-  __m256 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  __m256 acc[H][NT];
+  for (auto& half : acc)
+    for (auto& a : half) a = _mm256_setzero_ps();
   for (int64_t b = 0; b < n_blocks; ++b) {
     if (prefetch_tile) prefetch(tile + b * kBlockBytes, kBlockBytes);
-    const LegacyBlock<T> w(tile + b * kBlockBytes, h);
-    for (int t = 0; t < NT; ++t) {
-      const ActBlock& a = acts[t * n_blocks + b];
-      acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w.dot(a)), _mm256_mul_ps(w.d, _mm256_set1_ps(a.d)), acc[t]);
-      if constexpr (T == DType::Q4_1) acc[t] = _mm256_fmadd_ps(w.m, _mm256_set1_ps(a.s), acc[t]);
+    for (int hh = 0; hh < H; ++hh) {
+      const LegacyBlock<T> w(tile + b * kBlockBytes, h0 + hh);
+      for (int t = 0; t < NT; ++t) {
+        const ActBlock& a = acts[t * n_blocks + b];
+        acc[hh][t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(w.dot(a)), _mm256_mul_ps(w.d, _mm256_set1_ps(a.d)), acc[hh][t]);
+        if constexpr (T == DType::Q4_1) acc[hh][t] = _mm256_fmadd_ps(w.m, _mm256_set1_ps(a.s), acc[hh][t]);
+      }
     }
   }
-  float* y = task.y + t0 * task.y_stride + first + 8 * h;
-  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * task.y_stride, acc[t]);
+  float* y = task.y + t0 * task.y_stride + first + 8 * h0;
+  for (int hh = 0; hh < H; ++hh)
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * task.y_stride + 8 * hh, acc[hh][t]);
 }
 
 // ---- Q4_K, Q5_K (packed_q4k.h) ----
@@ -188,9 +194,9 @@ struct Q4kGroup {
   }
 };
 
-// sums: Σq of every token's activation blocks, as floats.
-template <bool Five, int NT>
-void q4k_pass(const PackedDotTask& task, int64_t first, int h, int64_t t0, const float* sums, bool prefetch_tile) {
+// sums: Σq of every token's activation blocks, as floats. Halves as legacy_pass.
+template <bool Five, int NT, int H>
+void q4k_pass(const PackedDotTask& task, int64_t first, int h0, int64_t t0, const float* sums, bool prefetch_tile) {
   constexpr DType kType = Five ? DType::Q5_K : DType::Q4_K;
   constexpr int64_t L = kTileRows;
   const int64_t n_blocks = task.n_blocks, n_super = n_blocks / 8;
@@ -199,27 +205,32 @@ void q4k_pass(const PackedDotTask& task, int64_t first, int h, int64_t t0, const
   const int64_t tile_super = L * row_super;
   const ActBlock* acts = task.acts + t0 * n_blocks;
   sums += t0 * n_blocks;
-  __m256 acc[NT], acc_min[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = acc_min[t] = _mm256_setzero_ps();
+  __m256 acc[H][NT], acc_min[H][NT];
+  for (int hh = 0; hh < H; ++hh)
+    for (int t = 0; t < NT; ++t) acc[hh][t] = acc_min[hh][t] = _mm256_setzero_ps();
   for (int64_t s = 0; s < n_super; ++s) {
     const uint8_t* sb = tile + s * tile_super;
     if (prefetch_tile) prefetch(sb, tile_super);
-    const __m256 d = load_f16x8(sb + 16 * h), dmin = load_f16x8(sb + 2 * L + 16 * h);
     for (int g = 0; g < 8; ++g) {
-      const Q4kGroup<Five> w(sb + q4k_packed::kHeaderPerLane * L + g * group * L, sb + 4 * L, g, h);
       const int64_t b = s * 8 + g;
-      for (int t = 0; t < NT; ++t) {
-        const ActBlock& a = acts[t * n_blocks + b];
-        const __m256 ad = _mm256_set1_ps(a.d);
-        const __m256 i = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_chunks<8, Five ? 31 : 15>(w.chunk, a.q)), w.sc);
-        acc[t] = _mm256_fmadd_ps(i, _mm256_mul_ps(d, ad), acc[t]);
-        const __m256 mins = _mm256_mul_ps(w.m, _mm256_set1_ps(sums[t * n_blocks + b]));
-        acc_min[t] = _mm256_fnmadd_ps(mins, _mm256_mul_ps(dmin, ad), acc_min[t]);
+      for (int hh = 0; hh < H; ++hh) {
+        const int h = h0 + hh;
+        const __m256 d = load_f16x8(sb + 16 * h), dmin = load_f16x8(sb + 2 * L + 16 * h);
+        const Q4kGroup<Five> w(sb + q4k_packed::kHeaderPerLane * L + g * group * L, sb + 4 * L, g, h);
+        for (int t = 0; t < NT; ++t) {
+          const ActBlock& a = acts[t * n_blocks + b];
+          const __m256 ad = _mm256_set1_ps(a.d);
+          const __m256 i = _mm256_mul_ps(_mm256_cvtepi32_ps(dot_chunks<8, Five ? 31 : 15>(w.chunk, a.q)), w.sc);
+          acc[hh][t] = _mm256_fmadd_ps(i, _mm256_mul_ps(d, ad), acc[hh][t]);
+          const __m256 mins = _mm256_mul_ps(w.m, _mm256_set1_ps(sums[t * n_blocks + b]));
+          acc_min[hh][t] = _mm256_fnmadd_ps(mins, _mm256_mul_ps(dmin, ad), acc_min[hh][t]);
+        }
       }
     }
   }
-  float* y = task.y + t0 * task.y_stride + first + 8 * h;
-  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * task.y_stride, _mm256_add_ps(acc[t], acc_min[t]));
+  float* y = task.y + t0 * task.y_stride + first + 8 * h0;
+  for (int hh = 0; hh < H; ++hh)
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * task.y_stride + 8 * hh, _mm256_add_ps(acc[hh][t], acc_min[hh][t]));
 }
 
 // ---- Q6_K (packed_q6k.h) ----
@@ -248,9 +259,10 @@ struct Q6kGroup {
   }
 };
 
-// offsets: per token and block, -32 times the sums of the activation block's two halves.
-template <int NT>
-void q6k_pass(const PackedDotTask& task, int64_t first, int h, int64_t t0, const int32_t* offsets, bool prefetch_tile) {
+// offsets: per token and block, -32 times the sums of the activation block's two halves. Halves as
+// legacy_pass.
+template <int NT, int H>
+void q6k_pass(const PackedDotTask& task, int64_t first, int h0, int64_t t0, const int32_t* offsets, bool prefetch_tile) {
   constexpr int64_t L = kTileRows;
   using q6k_packed::kGroupPerLane;
   using q6k_packed::kHeaderPerLane;
@@ -259,36 +271,53 @@ void q6k_pass(const PackedDotTask& task, int64_t first, int h, int64_t t0, const
   const int64_t tile_super = L * q6k_packed::kSuperBytes;
   const ActBlock* acts = task.acts + t0 * n_blocks;
   offsets += t0 * n_blocks * 2;
-  __m256 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  __m256 acc[H][NT];
+  for (auto& half : acc)
+    for (auto& a : half) a = _mm256_setzero_ps();
   for (int64_t s = 0; s < n_super; ++s) {
     const uint8_t* sb = tile + s * tile_super;
     if (prefetch_tile) prefetch(sb, tile_super);
-    const __m256 d = load_f16x8(sb + 16 * h);
     for (int g = 0; g < 8; ++g) {
-      const Q6kGroup w(sb + kHeaderPerLane * L + g * kGroupPerLane * L, sb + 2 * L + 2 * g * L, h);
       const int64_t b = s * 8 + g;
-      for (int t = 0; t < NT; ++t) {
-        const ActBlock& a = acts[t * n_blocks + b];
-        const int32_t* off = offsets + (t * n_blocks + b) * 2;
-        const __m256i lo = _mm256_add_epi32(dot_chunks<4, 63>(w.chunk, a.q), _mm256_set1_epi32(off[0]));
-        const __m256i hi = _mm256_add_epi32(dot_chunks<4, 63>(w.chunk + 4, a.q + 16), _mm256_set1_epi32(off[1]));
-        const __m256 i = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo), w.sc_lo, _mm256_mul_ps(_mm256_cvtepi32_ps(hi), w.sc_hi));
-        acc[t] = _mm256_fmadd_ps(i, _mm256_mul_ps(d, _mm256_set1_ps(a.d)), acc[t]);
+      for (int hh = 0; hh < H; ++hh) {
+        const int h = h0 + hh;
+        const __m256 d = load_f16x8(sb + 16 * h);
+        const Q6kGroup w(sb + kHeaderPerLane * L + g * kGroupPerLane * L, sb + 2 * L + 2 * g * L, h);
+        for (int t = 0; t < NT; ++t) {
+          const ActBlock& a = acts[t * n_blocks + b];
+          const int32_t* off = offsets + (t * n_blocks + b) * 2;
+          const __m256i lo = _mm256_add_epi32(dot_chunks<4, 63>(w.chunk, a.q), _mm256_set1_epi32(off[0]));
+          const __m256i hi = _mm256_add_epi32(dot_chunks<4, 63>(w.chunk + 4, a.q + 16), _mm256_set1_epi32(off[1]));
+          const __m256 i = _mm256_fmadd_ps(_mm256_cvtepi32_ps(lo), w.sc_lo, _mm256_mul_ps(_mm256_cvtepi32_ps(hi), w.sc_hi));
+          acc[hh][t] = _mm256_fmadd_ps(i, _mm256_mul_ps(d, _mm256_set1_ps(a.d)), acc[hh][t]);
+        }
       }
     }
   }
-  float* y = task.y + t0 * task.y_stride + first + 8 * h;
-  for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * task.y_stride, acc[t]);
+  float* y = task.y + t0 * task.y_stride + first + 8 * h0;
+  for (int hh = 0; hh < H; ++hh)
+    for (int t = 0; t < NT; ++t) _mm256_storeu_ps(y + t * task.y_stride + 8 * hh, acc[hh][t]);
 }
 
 // ---- the walk ----
 
-// pass(task, nt, first, h, t0, prefetch) for NT in 1..kMaxPass, chosen at run time.
+// Passes of up to this many tokens take both halves of a tile at once (see legacy_pass).
+constexpr int kBothHalvesMax = 2;
+
+// The tile's two halves for tokens t0 .. t0 + nt - 1: pass(task, NT, H, first, h0, t0, prefetch)
+// once with H = 2, or twice with H = 1 (the first pass brings the whole tile in).
 template <class Pass, int... N>
-void pass_of(int nt, const Pass& pass, const PackedDotTask& task, int64_t first, int h, int64_t t0, bool prefetch_tile,
+void pass_of(int nt, const Pass& pass, const PackedDotTask& task, int64_t first, int64_t t0, bool prefetch_tile,
              std::integer_sequence<int, N...>) {
-  ((nt == N + 1 ? pass(task, std::integral_constant<int, N + 1>{}, first, h, t0, prefetch_tile) : void()), ...);
+  auto one = [&](auto n) {
+    if constexpr (decltype(n)::value <= kBothHalvesMax) {
+      pass(task, n, std::integral_constant<int, 2>{}, first, 0, t0, prefetch_tile);
+    } else {
+      pass(task, n, std::integral_constant<int, 1>{}, first, 0, t0, prefetch_tile);
+      pass(task, n, std::integral_constant<int, 1>{}, first, 1, t0, false);
+    }
+  };
+  ((nt == N + 1 ? one(std::integral_constant<int, N + 1>{}) : void()), ...);
 }
 
 // The matrix's last rows when they are not a whole tile (real models' dimensions are multiples of
@@ -317,7 +346,7 @@ void partial_tile(const PackedDotTask& task, const Pass& pass, PartialTile& part
   padded.rows = kTileRows;
   padded.y = part.y.data();
   padded.y_stride = kTileRows;
-  for (int h = 0; h < 2; ++h) pass_of(int(nt), pass, padded, 0, h, t, false, std::make_integer_sequence<int, kMaxPass>{});
+  pass_of(int(nt), pass, padded, 0, t, false, std::make_integer_sequence<int, kMaxPass>{});
   for (int64_t i = t; i < t + nt; ++i)
     std::copy(part.y.data() + i * kTileRows, part.y.data() + i * kTileRows + lanes, task.y + i * task.y_stride + first);
 }
@@ -335,16 +364,14 @@ void walk(const PackedDotTask& task, const Pass& pass) {
                              rest.row_end = first + lanes;
                              return packed_dot_scalar(rest);
                            }
-                           for (int h = 0; h < 2; ++h)  // the first half's pass brings the whole tile in
-                             pass_of(int(nt), pass, task, first, h, t, first_pass && h == 0,
-                                     std::make_integer_sequence<int, kMaxPass>{});
+                           pass_of(int(nt), pass, task, first, t, first_pass, std::make_integer_sequence<int, kMaxPass>{});
                          });
 }
 
 template <DType T>
 void run_legacy(const PackedDotTask& task) {
-  walk(task, [](const PackedDotTask& on, auto nt, int64_t first, int h, int64_t t0, bool p) {
-    legacy_pass<T, decltype(nt)::value>(on, first, h, t0, p);
+  walk(task, [](const PackedDotTask& on, auto nt, auto halves, int64_t first, int h0, int64_t t0, bool p) {
+    legacy_pass<T, decltype(nt)::value, decltype(halves)::value>(on, first, h0, t0, p);
   });
 }
 
@@ -353,8 +380,8 @@ void run_q4k(const PackedDotTask& task) {
   thread_local std::vector<float> sums;
   sums.resize(size_t(task.n_tokens * task.n_blocks));
   for (int64_t tb = 0; tb < task.n_tokens * task.n_blocks; ++tb) sums[size_t(tb)] = float(task.acts[tb].sum);
-  walk(task, [&](const PackedDotTask& on, auto nt, int64_t first, int h, int64_t t0, bool p) {
-    q4k_pass<Five, decltype(nt)::value>(on, first, h, t0, sums.data(), p);
+  walk(task, [&](const PackedDotTask& on, auto nt, auto halves, int64_t first, int h0, int64_t t0, bool p) {
+    q4k_pass<Five, decltype(nt)::value, decltype(halves)::value>(on, first, h0, t0, sums.data(), p);
   });
 }
 
@@ -367,8 +394,8 @@ inline void run_q6k(const PackedDotTask& task) {
     offsets[size_t(2 * tb)] = -32 * lo;
     offsets[size_t(2 * tb + 1)] = -32 * hi;
   }
-  walk(task, [&](const PackedDotTask& on, auto nt, int64_t first, int h, int64_t t0, bool p) {
-    q6k_pass<decltype(nt)::value>(on, first, h, t0, offsets.data(), p);
+  walk(task, [&](const PackedDotTask& on, auto nt, auto halves, int64_t first, int h0, int64_t t0, bool p) {
+    q6k_pass<decltype(nt)::value, decltype(halves)::value>(on, first, h0, t0, offsets.data(), p);
   });
 }
 
