@@ -77,23 +77,30 @@ class ModelRunner {
     return s ? *s : none;
   }
 
-  // Seconds for one forward pass of n random tokens on an empty cache.
-  double prefill(int64_t n) {
+  // Seconds for one forward pass of n random tokens after `depth` cached ones (filled untimed).
+  double prefill(int64_t n, int64_t depth) {
+    fill(depth);
     const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
     const auto start = Clock::now();
-    pass(tokens, 0, /*prompt=*/true);
+    pass(tokens, depth, /*prompt=*/true);
     return seconds_since(start);
   }
 
-  // Seconds for n single-token forward passes on an empty cache.
-  double generate(int64_t n) {
+  // Seconds for n single-token forward passes after `depth` cached tokens (filled untimed).
+  double generate(int64_t n, int64_t depth) {
+    fill(depth);
     const auto tokens = random_tokens(n, model_.spec.n_vocab, rng_);
     const auto start = Clock::now();
-    for (int64_t i = 0; i < n; ++i) pass(std::span(tokens).subspan(size_t(i), 1), i, /*prompt=*/false);
+    for (int64_t i = 0; i < n; ++i) pass(std::span(tokens).subspan(size_t(i), 1), depth + i, /*prompt=*/false);
     return seconds_since(start);
   }
 
  private:
+  // The cache emptied, then `depth` random prompt tokens in it (a pass at position 0 clears it).
+  void fill(int64_t depth) {
+    if (depth > 0) pass(random_tokens(depth, model_.spec.n_vocab, rng_), 0, /*prompt=*/true);
+  }
+
   // A prompt's tokens take the prefill kernels, as the engine gives them (SequenceRun::prompt_end).
   void pass(std::span<const int32_t> tokens, int64_t position, bool prompt) {
     if (forward_) {
@@ -166,12 +173,17 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
   }
   const auto profile = load_machine_profile();
   const int reps = std::max(1, o.repetitions);
-  int64_t tests_per_setting = 0, n_ctx = 1;
+  int64_t tests_per_setting = 0, n_ctx = 1, max_depth = 0;
+  const std::vector<int64_t> depths = o.n_depth.empty() ? std::vector<int64_t>{0} : o.n_depth;
+  for (int64_t d : depths) {
+    if (d < 0) fail("--n-depth must be 0 or more, not {}", d);
+    max_depth = std::max(max_depth, d);
+  }
   for (const auto* sizes : {&o.n_prompt, &o.n_gen}) {
     for (int64_t n : *sizes) {
       if (n <= 0) continue;
-      ++tests_per_setting;
-      n_ctx = std::max(n_ctx, n);
+      tests_per_setting += int64_t(depths.size());
+      n_ctx = std::max(n_ctx, n + max_depth);
     }
   }
   ProgressBar progress("bench", tests_per_setting * int64_t(o.models.size() * thread_counts.size()) * (reps + 1));
@@ -200,18 +212,24 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
         summarise(r);
         record_experts(r, before, runner.moe_stats());
       };
+      auto at = [](int64_t d) { return d > 0 ? fmt::format("@d{}", d) : std::string(); };
+      for (int64_t d : depths)
       for (int64_t n : o.n_prompt) {
         if (n <= 0) continue;
-        BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("pp{}", n), n);
-        measure(r, [&] { runner.prefill(n); }, [&] { return runner.prefill(n); });
-        r.gflops = prefill_flops(cost, n) * r.mean / double(n) / 1e9;
+        BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("pp{}{}", n, at(d)), n);
+        r.n_depth = d;
+        measure(r, [&] { runner.prefill(n, d); }, [&] { return runner.prefill(n, d); });
+        // The FLOPs of these n tokens: a prefill of d + n less one of d (causal attention over the depth included).
+        r.gflops = (prefill_flops(cost, d + n) - prefill_flops(cost, d)) * r.mean / double(n) / 1e9;
         results.push_back(std::move(r));
       }
+      for (int64_t d : depths)
       for (int64_t n : o.n_gen) {
         if (n <= 0) continue;
-        BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("tg{}", n), n);
-        measure(r, [&] { runner.generate(std::min(n, kGenWarmupTokens)); }, [&] { return runner.generate(n); });
-        r.bytes_per_token = generation_bytes_per_token(cost, 0, n);
+        BenchResult r = describe(path, runner.model(), cost, threads, fmt::format("tg{}{}", n, at(d)), n);
+        r.n_depth = d;
+        measure(r, [&] { runner.generate(std::min(n, kGenWarmupTokens), d); }, [&] { return runner.generate(n, d); });
+        r.bytes_per_token = generation_bytes_per_token(cost, d, n);
         r.weight_bytes_per_token = cost.weight_bytes_per_token;
         r.kv_bytes_per_position = cost.kv_bytes_per_position;
         r.bandwidth_gbs = r.bytes_per_token * r.mean / 1e9;
@@ -228,7 +246,8 @@ std::vector<BenchResult> run_model_benchmarks(const BenchOptions& o) {
 nlohmann::json to_json(const BenchResult& r) {
   nlohmann::json j = {{"model", r.model},          {"path", r.path},       {"type", r.weight_type},
                       {"model_bytes", r.model_bytes}, {"params", r.params}, {"threads", r.threads},
-                      {"test", r.test},            {"n_tokens", r.n_tokens}, {"tokens_per_second", r.tokens_per_second},
+                      {"test", r.test},            {"n_tokens", r.n_tokens}, {"n_depth", r.n_depth},
+                      {"tokens_per_second", r.tokens_per_second},
                       {"mean_tps", r.mean},        {"stddev_tps", r.stddev}};
   if (r.test.rfind("tg", 0) == 0) {
     j["bytes_per_token"] = r.bytes_per_token;

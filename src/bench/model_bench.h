@@ -24,6 +24,7 @@ struct BenchOptions {
   std::vector<int> threads;          // empty: the number of CPUs
   std::vector<int64_t> n_prompt = {512};  // 0 skips the prefill test
   std::vector<int64_t> n_gen = {128};     // 0 skips the generation test
+  std::vector<int64_t> n_depth = {0};     // tokens already in the cache when a test starts (llama-bench -d)
   int repetitions = 5;
   uint32_t seed = 1;
   dist::Parallel* parallel = nullptr;  // split across ranks (mpirun): rank 0 measures, the others serve
@@ -37,8 +38,9 @@ struct BenchResult {
   int64_t model_bytes = 0;
   int64_t params = 0;
   int threads = 0;
-  std::string test;         // "pp512", "tg128"
+  std::string test;         // "pp512", "tg128", "pp512@d4096"
   int64_t n_tokens = 0;
+  int64_t n_depth = 0;      // cached positions before the test's tokens
   std::vector<double> tokens_per_second;  // one per repetition
   double mean = 0, stddev = 0;
   // Decode: bytes read per token (mean over the run) and what they give at the mean speed.

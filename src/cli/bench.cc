@@ -111,6 +111,8 @@ void add_bench_command(CLI::App& app) {
   run->add_option("-t,--threads", o->threads, "Thread counts, e.g. 1,2 (default: all CPUs)")->delimiter(',');
   run->add_option("-p,--n-prompt", o->n_prompt, "Prompt sizes (0 skips)")->delimiter(',')->capture_default_str();
   run->add_option("-n,--n-gen", o->n_gen, "Generation lengths (0 skips)")->delimiter(',')->capture_default_str();
+  run->add_option("-d,--n-depth", o->n_depth, "Tokens already in the cache when each test starts, e.g. 0,8192 (filled untimed)")
+      ->delimiter(',')->capture_default_str();
   run->add_option("-r,--repetitions", o->repetitions, "Timed runs per test")->capture_default_str();
   run->add_option("--seed", o->seed, "Seed of the random prompt tokens")->capture_default_str();
   run->add_flag("--json", *json, "Print the results as JSON");
