@@ -14,6 +14,10 @@ token's bytes are ridge's count (weights + KV), used for every engine.
 
     python3 bench/quant_side_by_side.py -m FILE [-m FILE ...] [-p 512] [-n 64] [-t 2] [-r 2] [--json]
 
+--depth D adds generation after D cached tokens (tg N @ dD: ridge bench run -d, llama-bench -d,
+ik_llama.cpp's llama-bench -gp D,N), the long-context decode that attention bounds; -p 4096 -n 0 gives
+prefill over long prompts.
+
 --isa avx2 (or avxvnni) runs the class of CPU below this one: ridge with RIDGE_ISA set, the anchors'
 builds limited to that ISA (tools/build_llama_cpp.sh 2 avx2, tools/build_ik_llama_cpp.sh 2 avx2).
 Figures of a real AVX2-only CPU are the ones that count; these show the code paths on this machine.
@@ -63,6 +67,29 @@ def best_llama_bench(binary, model, threads, n_prompt, n_gen, settings):
     return pp, tg
 
 
+def run_ridge_depth(ridge, model, threads, n_gen, depth):
+    out = subprocess.run([ridge, "bench", "run", "-m", model, "-t", str(threads), "-p", "0", "-n", str(n_gen),
+                          "-d", str(depth), "-r", "1", "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)["results"][0]["mean_tps"]
+
+
+def best_depth_bench(binary, model, threads, n_gen, depth, settings, ik):
+    """The best tg after `depth` cached tokens over the anchor's settings (ik: -gp depth,n_gen; else -d depth)."""
+    tg = 0.0
+    shape = ["-p", "0", "-n", "0", "-gp", f"{depth},{n_gen}"] if ik else ["-p", "0", "-n", str(n_gen), "-d", str(depth)]
+    for extra in settings:
+        out = subprocess.run([binary, "-m", model, "-t", str(threads), "-r", "1", "-o", "json"] + shape + extra,
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            print(f"{os.path.basename(binary)} {' '.join(shape + extra)} failed on {os.path.basename(model)}: "
+                  f"{out.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for row in json.loads(out.stdout):
+            if row.get("n_gen", 0) > 0:
+                tg = max(tg, row["avg_ts"])
+    return tg
+
+
 def cpu_name():
     try:
         with open("/proc/cpuinfo") as f:
@@ -89,6 +116,7 @@ def main():
     ap.add_argument("-p", "--n-prompt", type=int, default=512)
     ap.add_argument("-n", "--n-gen", type=int, default=64)
     ap.add_argument("-r", "--rounds", type=int, default=2)
+    ap.add_argument("--depth", type=int, default=0, help="also tg N after this many cached tokens")
     ap.add_argument("--no-llama", action="store_true")
     ap.add_argument("--no-ik", action="store_true")
     ap.add_argument("--json", action="store_true")
@@ -108,7 +136,9 @@ def main():
         print(f"{a.ik_bench} not found (tools/build_ik_llama_cpp.sh): ik_llama.cpp left out", file=sys.stderr)
 
     bandwidth = [read_bandwidth(a.ridge, a.threads)]
-    runs = {m: {e: {"pp": [], "tg": []} for e in engines} | {"bytes": 0} for m in a.model}
+    runs = {m: {e: {"pp": [], "tg": [], "tgd": []} for e in engines} | {"bytes": 0} for m in a.model}
+    llama_settings = [["-lm", "mmap"], ["-lm", "none"]]
+    ik_settings = [["-rtr", "1", "-mmp", "0"], ["-rtr", "1", "-mmp", "1"]]
     for round_ in range(a.rounds):
         for m in a.model:
             order = engines[round_ % len(engines):] + engines[:round_ % len(engines)]
@@ -116,26 +146,35 @@ def main():
                 if engine == "ridge":
                     pp, tg, runs[m]["bytes"] = run_ridge(a.ridge, m, a.threads, a.n_prompt, a.n_gen)
                 elif engine == "llama.cpp":
-                    pp, tg = best_llama_bench(a.llama_bench, m, a.threads, a.n_prompt, a.n_gen,
-                                              [["-lm", "mmap"], ["-lm", "none"]])
+                    pp, tg = best_llama_bench(a.llama_bench, m, a.threads, a.n_prompt, a.n_gen, llama_settings)
                 else:
-                    pp, tg = best_llama_bench(a.ik_bench, m, a.threads, a.n_prompt, a.n_gen,
-                                              [["-rtr", "1", "-mmp", "0"], ["-rtr", "1", "-mmp", "1"]])
+                    pp, tg = best_llama_bench(a.ik_bench, m, a.threads, a.n_prompt, a.n_gen, ik_settings)
                 if pp > 0:
                     runs[m][engine]["pp"].append(pp)
                 if tg > 0:
                     runs[m][engine]["tg"].append(tg)
-                print(f"round {round_ + 1} {os.path.basename(m)} {engine}: pp{a.n_prompt} {pp:.1f} tg{a.n_gen} {tg:.1f}",
-                      file=sys.stderr)
+                tgd = 0.0
+                if a.depth > 0 and a.n_gen > 0:
+                    if engine == "ridge":
+                        tgd = run_ridge_depth(a.ridge, m, a.threads, a.n_gen, a.depth)
+                    elif engine == "llama.cpp":
+                        tgd = best_depth_bench(a.llama_bench, m, a.threads, a.n_gen, a.depth, llama_settings, False)
+                    else:
+                        tgd = best_depth_bench(a.ik_bench, m, a.threads, a.n_gen, a.depth, ik_settings, True)
+                    if tgd > 0:
+                        runs[m][engine]["tgd"].append(tgd)
+                print(f"round {round_ + 1} {os.path.basename(m)} {engine}: pp{a.n_prompt} {pp:.1f} tg{a.n_gen} {tg:.1f}"
+                      + (f" tg{a.n_gen}@d{a.depth} {tgd:.1f}" if a.depth > 0 else ""), file=sys.stderr)
     bandwidth.append(read_bandwidth(a.ridge, a.threads))
     bw = statistics.mean(bandwidth)
 
-    result = {"cpu": cpu_name(), "isa": a.isa or "native", "threads": a.threads, "rounds": a.rounds, "n_prompt": a.n_prompt, "n_gen": a.n_gen,
+    result = {"cpu": cpu_name(), "isa": a.isa or "native", "threads": a.threads, "rounds": a.rounds, "n_prompt": a.n_prompt,
+              "n_gen": a.n_gen, "depth": a.depth,
               "read_bandwidth_gbs": bandwidth, "engines": engines, "models": {}}
     for m in a.model:
         row = {"bytes_per_token": runs[m]["bytes"]}
         for e in engines:
-            row[e] = {"pp": stats(runs[m][e]["pp"]), "tg": stats(runs[m][e]["tg"])}
+            row[e] = {"pp": stats(runs[m][e]["pp"]), "tg": stats(runs[m][e]["tg"]), "tgd": stats(runs[m][e]["tgd"])}
             if row[e]["tg"]:
                 row[e]["tg"]["of_bandwidth"] = row[e]["tg"]["tps"] * runs[m]["bytes"] / 1e9 / bw
         result["models"][os.path.basename(m)] = row
@@ -154,7 +193,8 @@ def main():
         return f"{s['tps']:.1f} ± {s['std']:.1f}" if s else "–"
 
     for name, row in result["models"].items():
-        for test, label in (("pp", f"pp{a.n_prompt}"), ("tg", f"tg{a.n_gen}")):
+        tests = (("pp", f"pp{a.n_prompt}"), ("tg", f"tg{a.n_gen}")) + ((("tgd", f"tg{a.n_gen}@d{a.depth}"),) if a.depth else ())
+        for test, label in tests:
             r = row["ridge"][test]
             ratios = [f"{r['tps'] / row[e][test]['tps']:.2f}x" if r and row[e][test] else "–" for e in anchors]
             bw_cell = f"{100 * r['of_bandwidth']:.0f}%" if test == "tg" and r else ""
