@@ -54,9 +54,7 @@ void cpu_matmul(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, fl
 // types without a packed layout on this ISA run as "cpu").
 void packed_matmul_as(const ref::WeightMatrix& w, const float* x, int64_t n_tokens, float* y, bool prefill) {
   static std::map<const void*, std::vector<uint8_t>> copies;
-  const cpu::Isa isa = cpu::active_isa();
-  const bool packs = isa == cpu::Isa::Avx512Vnni ? cpu::packable(w.type) : isa != cpu::Isa::Scalar && cpu::packable_256(w.type);
-  if (!packs) return cpu_matmul_as(w, x, n_tokens, y, prefill);
+  if (!cpu::packed_on(cpu::active_isa(), w.type)) return cpu_matmul_as(w, x, n_tokens, y, prefill);
   auto& copy = copies[w.data];
   if (copy.empty()) {
     const auto* bytes = static_cast<const uint8_t*>(w.data);

@@ -42,10 +42,8 @@ bool recodable(const WeightRef& ref, cpu::Isa isa) {
 PackedWeights pack_weights_for_cpu(ModelWeights& w) {
   PackedWeights out;
   const char* env = std::getenv("RIDGE_PACK");
-  // AVX-512 reads every packable type packed, AVX2 and AVX-VNNI all but FP4 (packed_dot_256.h).
   const cpu::Isa isa = cpu::active_isa();
   if ((env && std::strcmp(env, "0") == 0) || isa == cpu::Isa::Scalar) return out;
-  const auto packs = [isa](DType type) { return isa == cpu::Isa::Avx512Vnni ? cpu::packable(type) : cpu::packable_256(type); };
   std::map<const void*, WeightRef> done;  // a tied output matrix is the embedding: pack it once
   auto pack = [&](WeightRef& ref) {
     if (!ref.present()) return;
@@ -55,7 +53,7 @@ PackedWeights pack_weights_for_cpu(ModelWeights& w) {
     }
     const void* original = ref.data;
     if (recodable(ref, isa)) recode(ref, out);
-    if (!packs(ref.type) || ref.cols % cpu::kActBlock != 0) return;
+    if (!cpu::packed_on(isa, ref.type) || ref.cols % cpu::kActBlock != 0) return;
     cpu::pack_rows(ref.type, const_cast<void*>(ref.data), ref.rows, ref.cols);
     ref.packed = true;
     ++out.packed;

@@ -23,15 +23,20 @@
 
 #include "core/dtype.h"
 #include "kernels/cpu/act_quant.h"
+#include "kernels/cpu/isa.h"
 
 namespace ridge::cpu {
 
 inline constexpr int64_t kTileRows = 16;
 
 bool packable(DType type);  // Q4_0, Q4_1, Q8_0, the K-quants Q4_K, Q5_K, Q6_K, MXFP4, NVFP4 (packed_fp4.h)
-// The types the 256-bit packed kernels read (packed_dot_256.h): all but FP4, which on AVX2 and
-// AVX-VNNI CPUs stays in its GGUF rows for the unpacked kernels.
-inline bool packable_256(DType type) { return packable(type) && type != DType::MXFP4 && type != DType::NVFP4; }
+// Whether the loader packs a matrix of this type on this ISA: AVX-512 reads every packable type
+// packed, AVX2 and AVX-VNNI all but FP4 (packed_dot_256.h), which stays in its GGUF rows there;
+// scalar CPUs nothing.
+inline bool packed_on(Isa isa, DType type) {
+  if (isa == Isa::Scalar) return false;
+  return packable(type) && (isa == Isa::Avx512Vnni || (type != DType::MXFP4 && type != DType::NVFP4));
+}
 
 // Byte sizes of one block of a packable type: its scale (+ minimum) header, all of it, and one
 // block of a full tile of sixteen rows.
